@@ -1,0 +1,336 @@
+// Package activity holds the Bot Framework Activity (schema v3) with lossless JSON, the stamping of
+// the fields the service owns (id, timestamp, sequence id), and readers for the metadata Web Chat
+// orders by: livestreams (channelData or a streaminfo entity) and part groupings (schema.org
+// Message entity).
+//
+// Lossless means: every member the service does not model (localTimestamp, localTimezone, value,
+// name, suggestedActions, ...) and everything inside channelData and entities is kept as the raw
+// JSON that arrived and written back unchanged. Only members whose value is JSON null are dropped,
+// as Web Chat treats null like absent.
+package activity
+
+import (
+	"encoding/json"
+)
+
+// Activity types the service treats specially (Bot Framework Activity schema).
+const (
+	TypeMessage            = "message"
+	TypeTyping             = "typing"
+	TypeConversationUpdate = "conversationUpdate"
+	TypeEvent              = "event"
+	TypeInvoke             = "invoke"
+	TypeEndOfConversation  = "endOfConversation"
+)
+
+// Roles of a ChannelAccount.
+const (
+	RoleUser = "user"
+	RoleBot  = "bot"
+)
+
+// Activity is one Bot Framework activity. The typed members are the ones the service reads or owns;
+// Extra keeps every other top-level member verbatim.
+type Activity struct {
+	Type         string
+	ID           string
+	Timestamp    string
+	ChannelID    string
+	ServiceURL   string
+	From         *ChannelAccount
+	Recipient    *ChannelAccount
+	Conversation *ConversationAccount
+	ReplyToID    string
+	Text         string
+	// ChannelData maps each channelData member to its raw JSON. Nil when absent.
+	ChannelData map[string]json.RawMessage
+	// Entities are kept raw; see Livestream and PartGrouping for the ones Web Chat reads.
+	Entities    []json.RawMessage
+	Attachments []*Attachment
+	// Extra holds the unknown top-level members as raw JSON.
+	Extra map[string]json.RawMessage
+}
+
+// ChannelAccount is a sender or recipient: {id, name, role, ...}.
+type ChannelAccount struct {
+	ID    string
+	Name  string
+	Role  string
+	Extra map[string]json.RawMessage
+}
+
+// ConversationAccount identifies the conversation: {id, name, isGroup, ...}.
+type ConversationAccount struct {
+	ID    string
+	Name  string
+	Extra map[string]json.RawMessage
+}
+
+// Attachment is one entry of attachments: {contentType, contentUrl, content, name, thumbnailUrl}.
+type Attachment struct {
+	ContentType  string
+	ContentURL   string
+	Name         string
+	ThumbnailURL string
+	Content      json.RawMessage
+	Extra        map[string]json.RawMessage
+}
+
+// Decode parses one activity. Malformed JSON or a known member of the wrong type gives a
+// *FieldError.
+func Decode(data []byte) (*Activity, error) {
+	a := new(Activity)
+	if err := a.UnmarshalJSON(data); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler; errors are *FieldError.
+func (a *Activity) UnmarshalJSON(data []byte) error {
+	ms, err := splitObject("", data)
+	if err != nil {
+		return err
+	}
+	*a = Activity{}
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{
+		{"type", &a.Type}, {"id", &a.ID}, {"timestamp", &a.Timestamp}, {"channelId", &a.ChannelID},
+		{"serviceUrl", &a.ServiceURL}, {"replyToId", &a.ReplyToID}, {"text", &a.Text},
+	} {
+		if err := ms.take(f.name, f.dst); err != nil {
+			return err
+		}
+	}
+	from, recipient, conv := new(ChannelAccount), new(ChannelAccount), new(ConversationAccount)
+	if ok, err := ms.takeObject("from", from); err != nil {
+		return err
+	} else if ok {
+		a.From = from
+	}
+	if ok, err := ms.takeObject("recipient", recipient); err != nil {
+		return err
+	} else if ok {
+		a.Recipient = recipient
+	}
+	if ok, err := ms.takeObject("conversation", conv); err != nil {
+		return err
+	} else if ok {
+		a.Conversation = conv
+	}
+	if err := ms.take("channelData", &a.ChannelData); err != nil {
+		return err
+	}
+	if err := ms.take("entities", &a.Entities); err != nil {
+		return err
+	}
+	var atts []json.RawMessage
+	if err := ms.take("attachments", &atts); err != nil {
+		return err
+	}
+	if atts != nil {
+		a.Attachments = make([]*Attachment, len(atts))
+		for i, raw := range atts {
+			att := new(Attachment)
+			if err := att.decode("attachments["+itoa(i)+"]", raw); err != nil {
+				return err
+			}
+			a.Attachments[i] = att
+		}
+	}
+	a.Extra = ms.rest()
+	return nil
+}
+
+// MarshalJSON implements json.Marshaler.
+func (a *Activity) MarshalJSON() ([]byte, error) {
+	w := newObjectWriter()
+	w.str("type", a.Type)
+	w.str("id", a.ID)
+	w.str("timestamp", a.Timestamp)
+	w.str("channelId", a.ChannelID)
+	w.str("serviceUrl", a.ServiceURL)
+	w.known["from"], w.known["recipient"], w.known["conversation"] = true, true, true
+	if a.From != nil {
+		w.value("from", a.From)
+	}
+	if a.Recipient != nil {
+		w.value("recipient", a.Recipient)
+	}
+	if a.Conversation != nil {
+		w.value("conversation", a.Conversation)
+	}
+	w.str("replyToId", a.ReplyToID)
+	w.str("text", a.Text)
+	w.known["channelData"], w.known["entities"], w.known["attachments"] = true, true, true
+	if a.ChannelData != nil {
+		w.value("channelData", a.ChannelData)
+	}
+	if a.Entities != nil {
+		w.value("entities", a.Entities)
+	}
+	if a.Attachments != nil {
+		w.value("attachments", a.Attachments)
+	}
+	w.extra(a.Extra)
+	return w.bytes()
+}
+
+// Encode is MarshalJSON for callers that want a plain function.
+func Encode(a *Activity) ([]byte, error) { return a.MarshalJSON() }
+
+// Clone returns a deep copy (raw values are shared, as they are never modified in place).
+func (a *Activity) Clone() *Activity {
+	c := *a
+	if a.From != nil {
+		f := *a.From
+		f.Extra = cloneRaw(a.From.Extra)
+		c.From = &f
+	}
+	if a.Recipient != nil {
+		r := *a.Recipient
+		r.Extra = cloneRaw(a.Recipient.Extra)
+		c.Recipient = &r
+	}
+	if a.Conversation != nil {
+		cv := *a.Conversation
+		cv.Extra = cloneRaw(a.Conversation.Extra)
+		c.Conversation = &cv
+	}
+	c.ChannelData = cloneRaw(a.ChannelData)
+	if a.Entities != nil {
+		c.Entities = append([]json.RawMessage(nil), a.Entities...)
+	}
+	if a.Attachments != nil {
+		c.Attachments = make([]*Attachment, len(a.Attachments))
+		for i, att := range a.Attachments {
+			ac := *att
+			ac.Extra = cloneRaw(att.Extra)
+			c.Attachments[i] = &ac
+		}
+	}
+	c.Extra = cloneRaw(a.Extra)
+	return &c
+}
+
+func cloneRaw(m map[string]json.RawMessage) map[string]json.RawMessage {
+	if m == nil {
+		return nil
+	}
+	c := make(map[string]json.RawMessage, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+func (c *ChannelAccount) decode(prefix string, data []byte) error {
+	ms, err := splitObject(prefix, data)
+	if err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"id", &c.ID}, {"name", &c.Name}, {"role", &c.Role}} {
+		if err := ms.take(f.name, f.dst); err != nil {
+			return err
+		}
+	}
+	c.Extra = ms.rest()
+	return nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (c *ChannelAccount) UnmarshalJSON(data []byte) error {
+	*c = ChannelAccount{}
+	return c.decode("", data)
+}
+
+// MarshalJSON implements json.Marshaler.
+func (c *ChannelAccount) MarshalJSON() ([]byte, error) {
+	w := newObjectWriter()
+	w.str("id", c.ID)
+	w.str("name", c.Name)
+	w.str("role", c.Role)
+	w.extra(c.Extra)
+	return w.bytes()
+}
+
+func (c *ConversationAccount) decode(prefix string, data []byte) error {
+	ms, err := splitObject(prefix, data)
+	if err != nil {
+		return err
+	}
+	if err := ms.take("id", &c.ID); err != nil {
+		return err
+	}
+	if err := ms.take("name", &c.Name); err != nil {
+		return err
+	}
+	c.Extra = ms.rest()
+	return nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (c *ConversationAccount) UnmarshalJSON(data []byte) error {
+	*c = ConversationAccount{}
+	return c.decode("", data)
+}
+
+// MarshalJSON implements json.Marshaler.
+func (c *ConversationAccount) MarshalJSON() ([]byte, error) {
+	w := newObjectWriter()
+	w.str("id", c.ID)
+	w.str("name", c.Name)
+	w.extra(c.Extra)
+	return w.bytes()
+}
+
+func (t *Attachment) decode(prefix string, data []byte) error {
+	ms, err := splitObject(prefix, data)
+	if err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"contentType", &t.ContentType}, {"contentUrl", &t.ContentURL}, {"name", &t.Name}, {"thumbnailUrl", &t.ThumbnailURL}} {
+		if err := ms.take(f.name, f.dst); err != nil {
+			return err
+		}
+	}
+	if raw, ok := ms.m["content"]; ok {
+		delete(ms.m, "content")
+		if !isNull(raw) {
+			t.Content = raw
+		}
+	}
+	t.Extra = ms.rest()
+	return nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (t *Attachment) UnmarshalJSON(data []byte) error {
+	*t = Attachment{}
+	return t.decode("", data)
+}
+
+// MarshalJSON implements json.Marshaler.
+func (t *Attachment) MarshalJSON() ([]byte, error) {
+	w := newObjectWriter()
+	w.str("contentType", t.ContentType)
+	w.str("contentUrl", t.ContentURL)
+	w.str("name", t.Name)
+	w.str("thumbnailUrl", t.ThumbnailURL)
+	w.raw("content", t.Content)
+	w.extra(t.Extra)
+	return w.bytes()
+}
+
+func itoa(i int) string {
+	b, _ := json.Marshal(i)
+	return string(b)
+}

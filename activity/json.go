@@ -1,0 +1,180 @@
+package activity
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+)
+
+// FieldError reports a member of an activity (or of one of its objects) whose JSON value has the
+// wrong type. Field is the dotted path, for example "from.id" or "attachments[0].contentUrl".
+type FieldError struct {
+	Field  string
+	Reason string
+}
+
+func (e *FieldError) Error() string { return fmt.Sprintf("%s: %s", e.Field, e.Reason) }
+
+// members holds the members of one JSON object while it is decoded: known members are taken out
+// one by one and what is left is kept verbatim as the object's unknown members.
+type members struct {
+	prefix string
+	m      map[string]json.RawMessage
+}
+
+func splitObject(prefix string, data []byte) (*members, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		field := prefix
+		if field == "" {
+			field = "activity"
+		}
+		return nil, &FieldError{Field: field, Reason: "must be a JSON object"}
+	}
+	return &members{prefix: prefix, m: m}, nil
+}
+
+func (ms *members) path(name string) string {
+	if ms.prefix == "" {
+		return name
+	}
+	return ms.prefix + "." + name
+}
+
+// take decodes member name into dst and removes it. A missing member or JSON null leaves dst
+// unchanged, as Web Chat treats null like absent.
+func (ms *members) take(name string, dst any) error {
+	raw, ok := ms.m[name]
+	if !ok {
+		return nil
+	}
+	delete(ms.m, name)
+	if isNull(raw) {
+		return nil
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return &FieldError{Field: ms.path(name), Reason: "has the wrong type: " + typeReason(dst)}
+	}
+	return nil
+}
+
+// takeObject decodes an object-valued member with its own lossless decoder.
+func (ms *members) takeObject(name string, dst interface{ decode(string, []byte) error }) (bool, error) {
+	raw, ok := ms.m[name]
+	if !ok {
+		return false, nil
+	}
+	delete(ms.m, name)
+	if isNull(raw) {
+		return false, nil
+	}
+	return true, dst.decode(ms.path(name), raw)
+}
+
+// rest returns the unknown members, or nil when there are none.
+func (ms *members) rest() map[string]json.RawMessage {
+	if len(ms.m) == 0 {
+		return nil
+	}
+	return ms.m
+}
+
+func typeReason(dst any) string {
+	switch dst.(type) {
+	case *string:
+		return "expected a string"
+	case *bool:
+		return "expected a boolean"
+	case *[]json.RawMessage, *[]*Attachment:
+		return "expected an array"
+	case *map[string]json.RawMessage:
+		return "expected an object"
+	default:
+		return "unexpected JSON value"
+	}
+}
+
+func isNull(raw json.RawMessage) bool {
+	return len(bytes.TrimSpace(raw)) == 4 && string(bytes.TrimSpace(raw)) == "null"
+}
+
+// objectWriter writes a JSON object member by member; known members first, in schema order, then
+// unknown members sorted by name so the encoding is deterministic.
+type objectWriter struct {
+	buf   bytes.Buffer
+	n     int
+	err   error
+	known map[string]bool
+}
+
+func newObjectWriter() *objectWriter {
+	w := &objectWriter{known: map[string]bool{}}
+	w.buf.WriteByte('{')
+	return w
+}
+
+func (w *objectWriter) key(name string) {
+	if w.n > 0 {
+		w.buf.WriteByte(',')
+	}
+	w.n++
+	k, _ := json.Marshal(name)
+	w.buf.Write(k)
+	w.buf.WriteByte(':')
+}
+
+func (w *objectWriter) str(name, v string) {
+	w.known[name] = true
+	if v == "" {
+		return
+	}
+	w.key(name)
+	b, _ := json.Marshal(v)
+	w.buf.Write(b)
+}
+
+func (w *objectWriter) value(name string, v any) {
+	w.known[name] = true
+	if w.err != nil {
+		return
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		w.err = err
+		return
+	}
+	w.key(name)
+	w.buf.Write(b)
+}
+
+func (w *objectWriter) raw(name string, v json.RawMessage) {
+	w.known[name] = true
+	if len(v) == 0 {
+		return
+	}
+	w.key(name)
+	w.buf.Write(v)
+}
+
+func (w *objectWriter) extra(extra map[string]json.RawMessage) {
+	names := make([]string, 0, len(extra))
+	for k := range extra {
+		if !w.known[k] {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		w.key(k)
+		w.buf.Write(extra[k])
+	}
+}
+
+func (w *objectWriter) bytes() ([]byte, error) {
+	if w.err != nil {
+		return nil, w.err
+	}
+	w.buf.WriteByte('}')
+	return w.buf.Bytes(), nil
+}

@@ -1,0 +1,346 @@
+package activity
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"regexp"
+	"strings"
+)
+
+// Livestream kinds, as Web Chat's getActivityLivestreamingMetadata names them.
+const (
+	LivestreamInterim     = "interim activity"
+	LivestreamInformative = "informative message"
+	LivestreamFinal       = "final activity"
+	LivestreamContentless = "contentless"
+)
+
+// Stream types carried in streamType.
+const (
+	StreamTypeStreaming   = "streaming"
+	StreamTypeInformative = "informative"
+	StreamTypeFinal       = "final"
+)
+
+// Livestream is the livestream metadata of one activity revision.
+type Livestream struct {
+	// Kind is one of the Livestream* constants.
+	Kind string
+	// SessionID is streamId, or the activity's own id for the first revision.
+	SessionID string
+	// StreamID is the streamId member as sent ("" on a first revision).
+	StreamID string
+	// StreamType is streaming, informative or final.
+	StreamType string
+	// Sequence is streamSequence (an integer >= 1), or +Inf for a final revision.
+	Sequence float64
+	// FromEntity is true when the metadata came from a streaminfo entity rather than channelData.
+	FromEntity bool
+}
+
+// Livestream reads the livestream metadata exactly as Web Chat does (WEBCHAT-ORDERING §4.5, from
+// packages/core/src/utils/getActivityLivestreamingMetadata.ts): channelData first, else the first
+// entity of type "streaminfo"; the activity must match one of four shapes (interim, informative,
+// final message, final typing) or it is not a livestream activity.
+func (a *Activity) Livestream() (Livestream, bool) {
+	if a.ChannelData != nil {
+		if ls, ok := a.livestreamFrom(a.ChannelData); ok {
+			return ls, true
+		}
+	}
+	if ent := a.streamInfoEntity(); ent != nil {
+		if ls, ok := a.livestreamFrom(ent); ok {
+			ls.FromEntity = true
+			return ls, true
+		}
+	}
+	return Livestream{}, false
+}
+
+// StreamInfoEntity returns the members of the first entity whose type is "streaminfo", or nil.
+func (a *Activity) streamInfoEntity() map[string]json.RawMessage {
+	for _, raw := range a.Entities {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw, &m) != nil {
+			continue
+		}
+		if jsonString(m["type"]) == "streaminfo" {
+			return m
+		}
+	}
+	return nil
+}
+
+// StreamInfo returns the members of the first "streaminfo" entity, or nil when there is none.
+func (a *Activity) StreamInfo() map[string]json.RawMessage { return a.streamInfoEntity() }
+
+func (a *Activity) livestreamFrom(md map[string]json.RawMessage) (Livestream, bool) {
+	if a.ID == "" {
+		return Livestream{}, false
+	}
+	streamType, ok := stringValue(md["streamType"])
+	if !ok {
+		return Livestream{}, false
+	}
+	streamID := ""
+	if raw, present := md["streamId"]; present && !isNull(raw) {
+		s, ok := stringValue(raw)
+		if !ok {
+			return Livestream{}, false
+		}
+		streamID = s
+	}
+	ls := Livestream{StreamID: streamID, StreamType: streamType, SessionID: streamID}
+	if ls.SessionID == "" {
+		ls.SessionID = a.ID
+	}
+	switch streamType {
+	case StreamTypeStreaming, StreamTypeInformative:
+		if a.Type != TypeTyping {
+			return Livestream{}, false
+		}
+		seq, ok := numberValue(md["streamSequence"])
+		if !ok || seq < 1 || seq != math.Trunc(seq) || math.IsInf(seq, 0) {
+			return Livestream{}, false
+		}
+		ls.Sequence = seq
+		switch {
+		case a.contentless():
+			ls.Kind = LivestreamContentless
+		case streamType == StreamTypeStreaming:
+			ls.Kind = LivestreamInterim
+		default:
+			ls.Kind = LivestreamInformative
+		}
+		return ls, true
+	case StreamTypeFinal:
+		if streamID == "" {
+			return Livestream{}, false
+		}
+		switch a.Type {
+		case TypeMessage:
+		case TypeTyping:
+			if a.Text != "" {
+				return Livestream{}, false
+			}
+		default:
+			return Livestream{}, false
+		}
+		ls.Kind = LivestreamFinal
+		ls.Sequence = math.Inf(1)
+		return ls, true
+	}
+	return Livestream{}, false
+}
+
+// MirrorStreamInfo copies streamId, streamSequence and streamType from a streaminfo entity into
+// channelData when the livestream metadata is only in the entity, never overwriting a member the
+// sender set: Web Chat 4.18 reads livestream metadata from channelData only. It reports whether
+// anything was copied.
+func (a *Activity) MirrorStreamInfo() bool {
+	ls, ok := a.Livestream()
+	if !ok || !ls.FromEntity {
+		return false
+	}
+	ent := a.streamInfoEntity()
+	copied := false
+	for _, k := range []string{"streamId", "streamSequence", "streamType"} {
+		raw, present := ent[k]
+		if !present {
+			continue
+		}
+		if _, set := a.ChannelData[k]; set {
+			continue
+		}
+		a.SetChannelData(k, raw)
+		copied = true
+	}
+	return copied
+}
+
+// contentless: no text, no attachments and no Message-entity abstract.
+func (a *Activity) contentless() bool {
+	if a.Text != "" || len(a.Attachments) > 0 {
+		return false
+	}
+	msg, err := a.MessageEntity()
+	return err != nil || msg == nil || msg.Abstract == ""
+}
+
+// MessageEntity is the schema.org Message entity Web Chat reads (WEBCHAT-ORDERING §4.6).
+type MessageEntity struct {
+	// Type is @type; Web Chat requires "Message".
+	Type string
+	// Abstract is the abstract text, if any.
+	Abstract string
+	// IsPartOf is the grouping, or nil when absent or invalid.
+	IsPartOf *PartOf
+	// Position is the part's position, or nil when absent.
+	Position *float64
+	// Valid is false when Web Chat's checks reject the entity (bad @type, isPartOf without a
+	// valid @id or string @type, non-numeric position): such an activity is not grouped at all.
+	Valid bool
+	// Problem says why Valid is false.
+	Problem string
+}
+
+// PartOf is isPartOf: {"@id": identifier, "@type": "HowTo" | ...}.
+type PartOf struct {
+	ID   string
+	Type string
+}
+
+// ErrMessageEntityWithoutType mirrors Web Chat's parse failure for a schema.org-typed entity that
+// lacks @type.
+var ErrMessageEntityWithoutType = &FieldError{Field: "entities", Reason: "schema.org entity without @type"}
+
+// MessageEntity finds the first entity whose type starts with "https://schema.org/" and whose @id
+// is "" and checks it as Web Chat's valibot schema does. It returns nil, nil when there is none.
+func (a *Activity) MessageEntity() (*MessageEntity, error) {
+	for _, raw := range a.Entities {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw, &m) != nil {
+			continue
+		}
+		typ, _ := stringValue(m["type"])
+		id, idOK := stringValue(m["@id"])
+		if !strings.HasPrefix(typ, "https://schema.org/") || !idOK || id != "" {
+			continue
+		}
+		return parseMessageEntity(m)
+	}
+	return nil, nil
+}
+
+func parseMessageEntity(m map[string]json.RawMessage) (*MessageEntity, error) {
+	rawType, ok := m["@type"]
+	if !ok || isNull(rawType) {
+		return nil, ErrMessageEntityWithoutType
+	}
+	me := &MessageEntity{Valid: true}
+	me.Type, _ = stringValue(first(rawType))
+	me.Abstract, _ = stringValue(first(m["abstract"]))
+	fail := func(why string) {
+		if me.Valid {
+			me.Valid, me.Problem = false, why
+		}
+	}
+	if me.Type != "Message" {
+		fail(`@type is not "Message"`)
+	}
+	if raw, present := m["isPartOf"]; present && !isNull(raw) {
+		var po map[string]json.RawMessage
+		if json.Unmarshal(first(raw), &po) != nil {
+			fail("isPartOf is not an object")
+		} else {
+			pid, idOK := stringValue(po["@id"])
+			ptype, typeOK := stringValue(po["@type"])
+			switch {
+			case !idOK || !IsIdentifier(pid):
+				fail(`isPartOf["@id"] is not a blank node or URL`)
+			case !typeOK:
+				fail(`isPartOf["@type"] is not a string`)
+			default:
+				me.IsPartOf = &PartOf{ID: pid, Type: ptype}
+			}
+		}
+	}
+	if raw, present := m["position"]; present && !isNull(raw) {
+		n, ok := numberValue(first(raw))
+		if !ok {
+			fail("position is not a number")
+		} else {
+			me.Position = &n
+		}
+	}
+	if !me.Valid {
+		me.IsPartOf, me.Position = nil, nil
+	}
+	return me, nil
+}
+
+// PartGrouping returns the HowTo part grouping Web Chat keeps together when sorting: the id of the
+// grouping and the part's position (nil when absent). ok is false when the activity has no valid
+// Message entity with an isPartOf of @type "HowTo".
+func (a *Activity) PartGrouping() (groupID string, position *float64, ok bool) {
+	me, err := a.MessageEntity()
+	if err != nil || me == nil || !me.Valid || me.IsPartOf == nil || me.IsPartOf.Type != "HowTo" {
+		return "", nil, false
+	}
+	return me.IsPartOf.ID, me.Position, true
+}
+
+var urlScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.\-]*:`)
+
+var specialSchemes = map[string]bool{"http": true, "https": true, "ws": true, "wss": true, "ftp": true}
+
+// IsIdentifier reports whether s is a valid schema.org node identifier for Web Chat: a blank node
+// ("_:" prefix) or a string the WHATWG URL constructor accepts (packages/core-graph Identifier.ts).
+func IsIdentifier(s string) bool {
+	if strings.HasPrefix(s, "_:") {
+		return true
+	}
+	s = strings.TrimSpace(s)
+	loc := urlScheme.FindStringIndex(s)
+	if loc == nil {
+		return false
+	}
+	scheme := strings.ToLower(s[:loc[1]-1])
+	rest := s[loc[1]:]
+	if specialSchemes[scheme] {
+		host := strings.TrimLeft(rest, "/\\")
+		if i := strings.IndexAny(host, "/\\?#"); i >= 0 {
+			host = host[:i]
+		}
+		if at := strings.LastIndexByte(host, '@'); at >= 0 {
+			host = host[at+1:]
+		}
+		return host != "" && !strings.ContainsAny(host, " <>^|%")
+	}
+	return true
+}
+
+// first reduces a JSON array to its first element, as Web Chat's CreativeWork parser does for
+// single-valued properties.
+func first(raw json.RawMessage) json.RawMessage {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || t[0] != '[' {
+		return raw
+	}
+	var arr []json.RawMessage
+	if json.Unmarshal(t, &arr) != nil || len(arr) == 0 {
+		return nil
+	}
+	return arr[0]
+}
+
+func stringValue(raw json.RawMessage) (string, bool) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || t[0] != '"' {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(t, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+func jsonString(raw json.RawMessage) string {
+	s, _ := stringValue(raw)
+	return s
+}
+
+// numberValue returns raw as a float64 when it is a JSON number (not a numeric string).
+func numberValue(raw json.RawMessage) (float64, bool) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || !(t[0] == '-' || (t[0] >= '0' && t[0] <= '9')) {
+		return 0, false
+	}
+	var n float64
+	if json.Unmarshal(t, &n) != nil {
+		return 0, false
+	}
+	return n, true
+}
