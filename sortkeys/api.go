@@ -1,0 +1,177 @@
+// Package sortkeys models how Microsoft Bot Framework Web Chat orders the activities of a
+// conversation (WEBCHAT-ORDERING.md) and replays activity logs against that model: after every
+// event it can report the order Web Chat keeps in its store (state.activities) and, for the
+// current algorithm, the bubbles a person sees.
+//
+// Three generations of Web Chat's algorithm are modelled (WEBCHAT-ORDERING §6):
+//
+//   - gen-a: botframework-webchat-core 4.18.2 (npm botframework-webchat 4.18.1): every activity
+//     gets a numeric sequence id (livestream neighbours, else timestamp, else last + 0.001) and
+//     the list is ordered by it, ties keeping arrival order.
+//   - gen-b: the Sept–Nov 2025 prerelease (botframework-webchat-core
+//     4.18.1-main.20251101.54e519d): part grouping by isPartOf/position first, streaminfo entities.
+//   - gen-c: Web Chat main after the November 2025 rewrite (units sorted by logical timestamp).
+//
+// Arithmetic follows JavaScript: float64, undefined and NaN kept apart, timestamps parsed as
+// Date.parse does.
+package sortkeys
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Profile names a generation of Web Chat's ordering algorithm.
+type Profile string
+
+// Profiles. GenC is the default.
+const (
+	GenA Profile = "gen-a"
+	GenB Profile = "gen-b"
+	GenC Profile = "gen-c"
+)
+
+// ParseProfile accepts "gen-a", "gen-b", "gen-c" and "" (GenC). Anything else is an error.
+func ParseProfile(s string) (Profile, error) {
+	switch Profile(s) {
+	case GenA, GenB, GenC:
+		return Profile(s), nil
+	case "":
+		return GenC, nil
+	}
+	return "", fmt.Errorf("sortkeys: unknown profile %q (want gen-a, gen-b or gen-c)", s)
+}
+
+// Op is the kind of an Event (conformance README "Ops").
+type Op string
+
+// Ops of the conformance vectors, plus OpAdvance for the replyToId hold's simulated clock.
+const (
+	// OpIncoming: an activity reaches the store from the service (DIRECT_LINE/INCOMING_ACTIVITY).
+	OpIncoming Op = "incoming"
+	// OpPost: the user sends Activity; it is pending under its clientActivityID
+	// (DIRECT_LINE/POST_ACTIVITY_PENDING).
+	OpPost Op = "post"
+	// OpFulfilled: the send of ClientActivityID succeeded; Activity is the service's echo
+	// (DIRECT_LINE/POST_ACTIVITY_FULFILLED, preceded by the echo's delivery when not yet seen).
+	OpFulfilled Op = "fulfilled"
+	// OpDelete: DIRECT_LINE/DELETE_ACTIVITY for ActivityID.
+	OpDelete Op = "delete"
+	// OpAdvance only moves the simulated clock to At (milliseconds); see Options.ReplyHold.
+	OpAdvance Op = "advance"
+)
+
+// Event is one entry of an activity log, in the conformance-vector shape.
+type Event struct {
+	Op Op `json:"op"`
+	// Activity is the activity JSON for incoming, post and fulfilled.
+	Activity json.RawMessage `json:"activity,omitempty"`
+	// ClientActivityID names the send a fulfilled event completes.
+	ClientActivityID string `json:"clientActivityID,omitempty"`
+	// ActivityID names the activity a delete event removes.
+	ActivityID string `json:"activityID,omitempty"`
+	// At is the simulated clock in milliseconds when the event happens. It is read only with
+	// Options.ReplyHold; the clock never goes backwards (an earlier At is ignored).
+	At *float64 `json:"at,omitempty"`
+}
+
+// Options configure a Replay.
+type Options struct {
+	// Profile selects the algorithm; "" means GenC.
+	Profile Profile
+	// UserID is the user id Web Chat was started with; it drives role inference for incoming
+	// activities without from.role.
+	UserID string
+	// ReplyHold enables Web Chat's hold of incoming activities whose replyToId names an activity
+	// not yet in the store: such an activity is held until that activity arrives or 5,000 ms of
+	// simulated clock (Event.At) pass, whichever comes first, then delivered. Held activities
+	// still pending when the log ends stay held. Conformance vectors run without it.
+	ReplyHold bool
+}
+
+// ReplyHoldTimeout is how long, in simulated milliseconds, an incoming activity waits for the
+// activity its replyToId names (Web Chat: 5 seconds).
+const ReplyHoldTimeout = 5000
+
+// Item is one entry of state.activities.
+type Item struct {
+	// Name is the id, or the clientActivityID while the activity is pending without an id.
+	Name string
+	// ID is the activity id ("" while pending).
+	ID string
+	// ClientActivityID is channelData.clientActivityID, if any.
+	ClientActivityID string
+	// Pending is true while an outgoing activity has not been fulfilled.
+	Pending bool
+	// Activity is the revision the store holds (normalised as Web Chat normalises it).
+	Activity json.RawMessage
+	// Arrival is the 0-based index of the event (among all Apply calls) that delivered this
+	// revision.
+	Arrival int
+	// Unit is the sorting unit: "" for a plain activity, "livestream:<session id>" or
+	// "howto:<isPartOf @id>" (gen-b: "part:<isPartOf @id>").
+	Unit string
+}
+
+// Bubble is one rendered bubble on the screen.
+type Bubble struct {
+	// Name names the revision shown (id, or clientActivityID while pending).
+	Name string
+	// Key is the bubble's key (revisions with one key share a bubble).
+	Key int
+	// First is the index in the UI list of the key's first revision.
+	First int
+}
+
+// Replay replays an activity log against one profile. It is not safe for concurrent use.
+type Replay struct {
+	st *state
+}
+
+// New returns an empty Replay.
+func New(opts Options) *Replay { return newReplay(opts) }
+
+// Apply applies one event. It returns an error only for unusable input (an activity that is not
+// a JSON object, an unknown op, a fulfilled event without clientActivityID); the state is then
+// unchanged.
+func (r *Replay) Apply(ev Event) error { return r.apply(ev) }
+
+// Order returns state.activities, top to bottom (conformance "order"). It is computed on demand.
+func (r *Replay) Order() []Item { return r.order() }
+
+// Names returns the Name of every Item of Order.
+func (r *Replay) Names() []string { return r.names() }
+
+// Screen returns the rendered bubbles top to bottom (conformance "screen"). gen-c follows the
+// conformance README's "From order to screen"; gen-a and gen-b apply the same rules as a best
+// effort. The keys walk is performed on demand and remembers its records for the next call, so
+// calling Screen after every event reproduces Web Chat's walk-per-event history exactly.
+func (r *Replay) Screen() []Bubble { return r.screen() }
+
+// Len is the number of entries of state.activities.
+func (r *Replay) Len() int { return r.length() }
+
+// Vector is one conformance vector file (conformance README "File format").
+type Vector struct {
+	Name    string        `json:"name"`
+	Profile string        `json:"profile"`
+	Source  string        `json:"source"`
+	UserID  string        `json:"userID"`
+	Events  []VectorEvent `json:"events"`
+}
+
+// VectorEvent is an Event or, when Op is "expect", a checkpoint.
+type VectorEvent struct {
+	Event
+	// Order is the expected state.activities names (expect only).
+	Order []string `json:"order,omitempty"`
+	// Screen is the expected bubble names; nil when the checkpoint has no screen.
+	Screen []string `json:"screen,omitempty"`
+}
+
+// OpExpect marks a checkpoint in a Vector.
+const OpExpect Op = "expect"
+
+// LoadVector reads and decodes one vector file. It checks that the profile is known and that
+// every event has a known op.
+func LoadVector(path string) (*Vector, error) { return loadVector(path) }
