@@ -1,0 +1,46 @@
+# Direct Line 3.0 service: build, run and test targets. `make run` and `make test` are the two
+# commands a fresh checkout needs; both install what they use.
+
+GO       ?= go
+NPM      ?= npm
+FUZZTIME ?= 3s
+
+DEMO_MODULES := webchat-demo/node_modules/.package-lock.json
+
+.PHONY: run build test test-go test-fuzz test-node deps vet bench
+
+run: deps
+	$(GO) run ./cmd/directline
+
+build:
+	$(GO) build -o bin/ ./cmd/...
+
+deps: $(DEMO_MODULES)
+
+$(DEMO_MODULES): webchat-demo/package.json webchat-demo/package-lock.json
+	$(NPM) ci --prefix webchat-demo --no-audit --no-fund
+
+vet:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './webchat-demo/node_modules/*')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+test: deps vet test-go test-fuzz test-node
+
+test-go:
+	DIRECTLINE_NODE_TESTS=1 $(GO) test -race -count=1 ./...
+
+# Every fuzz target runs for FUZZTIME on top of its seed corpus (which test-go already ran).
+test-fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for fz in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "fuzz $$pkg $$fz"; \
+	    $(GO) test -run '^$$' -fuzz "^$$fz$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+test-node: deps
+	DIRECTLINE_NODE_TESTS=1 $(NPM) --prefix webchat-demo run --if-present test:node
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
