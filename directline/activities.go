@@ -1,0 +1,200 @@
+package directline
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/directline-go/directline/activity"
+	"github.com/directline-go/directline/store"
+)
+
+// historyPageSize is the most activities one GET activities answer carries; clients page by
+// advancing the watermark until no activities come back (Direct Line 3.0: GET activities).
+const historyPageSize = 100
+
+// channelID is the channelId of every activity clients post (the hosted service rewrites
+// Web Chat's "webchat" to it).
+const channelID = "directline"
+
+// activitySet is the Direct Line 3.0 ActivitySet. The watermark is always present, even with no
+// activities, so a client never loses its place.
+type activitySet struct {
+	Activities []*activity.Activity `json:"activities"`
+	Watermark  string               `json:"watermark"`
+}
+
+// getActivities is GET /conversations/{id}/activities?watermark=W: up to 100 history activities
+// after W (typing never included) and the watermark to continue from. An empty or missing W means
+// from the start.
+func (s *Server) getActivities(c echo.Context) error {
+	_, id, err := s.conversationRequest(c)
+	if err != nil {
+		return err
+	}
+	w, _, err := ParseWatermark(c.QueryParam("watermark"))
+	if err != nil {
+		return err
+	}
+	entries, next, err := s.store.ReadAfter(c.Request().Context(), id, w, historyPageSize)
+	if err != nil {
+		return err
+	}
+	set := activitySet{Activities: make([]*activity.Activity, 0, len(entries)), Watermark: formatWatermark(next)}
+	for _, e := range entries {
+		set.Activities = append(set.Activities, e.Activity)
+	}
+	return c.JSON(http.StatusOK, set)
+}
+
+// resourceResponse is the Direct Line 3.0 ResourceResponse.
+type resourceResponse struct {
+	ID string `json:"id"`
+}
+
+// postActivity is POST /conversations/{id}/activities: one activity, at most MaxActivityBytes,
+// answered with {id} once stored (and acknowledged by the bot when one is configured).
+func (s *Server) postActivity(c echo.Context) error {
+	cred, id, err := s.conversationRequest(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	conv, err := s.store.Conversation(ctx, id)
+	if err != nil {
+		return err
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(nil, c.Request().Body, s.maxAct))
+	if err != nil {
+		return err
+	}
+	a, err := activity.Decode(body)
+	if err != nil {
+		return err
+	}
+	activityID, err := s.post(ctx, cred, conv, a, "")
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, resourceResponse{ID: activityID})
+}
+
+// conversationRequest authenticates a request on /conversations/{id}/... and checks that the
+// credential covers the conversation.
+func (s *Server) conversationRequest(c echo.Context) (credential, string, error) {
+	cred, err := s.authenticate(c.Request())
+	if err != nil {
+		return credential{}, "", err
+	}
+	id, err := conversationParam(c)
+	if err != nil {
+		return credential{}, "", err
+	}
+	if err := cred.allows(id); err != nil {
+		return credential{}, "", err
+	}
+	return cred, id, nil
+}
+
+// post completes a client's activity with the fields the service owns, stores it and hands it to
+// the bot. The service sets channelId, conversation and serviceUrl, forces from.id to the user the
+// token binds (Direct Line enhanced authentication), else keeps the client's from.id, else uses
+// fallbackUser or the conversation's user; from.role defaults to "user". Everything else the
+// client sent (localTimestamp, localTimezone, channelData, entities, unknown members) is kept as
+// sent (DESIGN invariant 3). A resend with a known clientActivityID returns the original id and
+// neither stores nor delivers anything (DESIGN invariant 6).
+//
+// Errors: ErrMissingProperty (no type, no from.id), ErrBadArgument, store errors, bot errors.
+func (s *Server) post(ctx context.Context, cred credential, conv store.Conversation, a *activity.Activity, fallbackUser string) (string, error) {
+	if err := a.Validate(); err != nil {
+		return "", err
+	}
+	if a.From == nil {
+		a.From = &activity.ChannelAccount{}
+	}
+	switch {
+	case cred.user() != "":
+		a.From.ID = cred.user()
+	case a.From.ID != "":
+	case fallbackUser != "":
+		a.From.ID = fallbackUser
+	default:
+		a.From.ID = conv.UserID
+	}
+	if a.From.ID == "" {
+		return "", ErrMissingProperty.Msg("from.id is required when the token binds no user")
+	}
+	if len(a.From.ID) > maxIDLength {
+		return "", ErrBadArgument.Msg("from.id is longer than %d characters", maxIDLength)
+	}
+	if a.From.Role == "" {
+		a.From.Role = activity.RoleUser
+	}
+	a.ChannelID = channelID
+	a.Conversation = &activity.ConversationAccount{ID: conv.ID}
+	a.ServiceURL = s.tokens.issuer
+	res, err := s.store.Append(ctx, conv.ID, a)
+	if err != nil {
+		return "", err
+	}
+	if res.Duplicate || s.bot == nil {
+		return res.Activity.ID, nil
+	}
+	if err := s.bot.Deliver(ctx, conv, res.Activity); err != nil {
+		return "", err
+	}
+	return res.Activity.ID, nil
+}
+
+// logPageSize is how many entries the log export reads per store call.
+const logPageSize = 500
+
+// logLine is one line of the log export.
+type logLine struct {
+	Seq       uint64             `json:"seq"`
+	Kind      string             `json:"kind"`
+	Ephemeral bool               `json:"ephemeral,omitempty"`
+	Activity  *activity.Activity `json:"activity"`
+}
+
+// exportLog is GET /conversations/{id}/log (secret only): every log entry in seq order as JSON
+// Lines (application/x-ndjson), typing and superseded revisions included.
+func (s *Server) exportLog(c echo.Context) error {
+	if err := s.requireSecret(c.Request()); err != nil {
+		return err
+	}
+	id, err := conversationParam(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	if _, err := s.store.Conversation(ctx, id); err != nil {
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderContentType, "application/x-ndjson")
+	c.Response().WriteHeader(http.StatusOK)
+	enc := json.NewEncoder(c.Response())
+	var after uint64
+	for {
+		entries, err := s.store.ReadLog(ctx, id, after, logPageSize)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			kind := "activity"
+			if e.Kind == store.KindRevision {
+				kind = "revision"
+			}
+			if err := enc.Encode(logLine{Seq: e.Seq, Kind: kind, Ephemeral: e.Ephemeral, Activity: e.Activity}); err != nil {
+				return err
+			}
+			after = e.Seq
+		}
+		if len(entries) < logPageSize {
+			return nil
+		}
+	}
+}

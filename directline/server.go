@@ -1,0 +1,238 @@
+// Package directline serves the Direct Line 3.0 client API that Bot Framework Web Chat and
+// botframework-directlinejs speak: tokens, conversations, activities, uploads and the WebSocket
+// stream, under /v3/directline. It is the only package that knows about HTTP routing (echo).
+//
+// Write path: POST activity → authenticate (auth.go) → decode and validate (activities.go) →
+// store.Append (the store stamps id, timestamp and sequence id, dedupes by clientActivityID and
+// hands the committed entry to the stream hub through its commit hook) → Bot.Deliver when a bot is
+// configured → {id}.
+package directline
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/directline-go/directline/activity"
+	"github.com/directline-go/directline/store"
+)
+
+// Defaults for Options fields left zero.
+const (
+	DefaultTokenLifetime         = 30 * time.Minute
+	DefaultMaxActivityBytes      = 256 << 10
+	DefaultMaxUploadBytes        = 4 << 20
+	DefaultAttachmentURLLifetime = 24 * time.Hour
+	// DefaultRequestTimeout bounds reading a request body and writing a response (the WebSocket
+	// stream is exempt).
+	DefaultRequestTimeout = 60 * time.Second
+)
+
+// BasePath is the prefix of every client API route (Direct Line 3.0).
+const BasePath = "/v3/directline"
+
+// StreamHub serves the WebSocket stream of a conversation; *stream.Hub implements it.
+type StreamHub interface {
+	// ServeWS upgrades the request and streams the conversation's ActivitySets, replaying from
+	// watermark when hasWatermark, until the client leaves, the hub shuts down or expires passes.
+	ServeWS(w http.ResponseWriter, r *http.Request, conversationID string, watermark uint64, hasWatermark bool, expires time.Time)
+}
+
+// Bot receives the activities clients post, after they are stored. A nil Bot in Options means no
+// bot: activities are stored and echoed only.
+type Bot interface {
+	// Deliver hands the stored activity a of conversation conv to the bot and returns when the
+	// bot acknowledged it. Errors are catalogue entries (ErrBotRejectedActivity, ErrBotTimeout,
+	// ErrBotUnreachable) or anything else (answered 500); the activity stays stored either way.
+	Deliver(ctx context.Context, conv store.Conversation, a *activity.Activity) error
+}
+
+// Options configure a Server. Store, Hub and SigningKey are required.
+type Options struct {
+	Store store.Store
+	Hub   StreamHub
+	// Bot receives posted activities; nil = none.
+	Bot Bot
+	// PublicURL is the base URL clients reach the service at (scheme, host and an optional path
+	// prefix that a reverse proxy strips). It builds serviceUrl, streamUrl (http→ws, https→wss)
+	// and download links, and is the tokens' iss and aud. Routes are served at BasePath.
+	PublicURL string
+	// Secrets are the Direct Line secrets (Bearer values that can act on every conversation).
+	Secrets []string
+	// SigningKey signs tokens (HS256), at least 32 bytes; see LoadOrCreateKey.
+	SigningKey []byte
+	// TokenLifetime is a conversation token's lifetime (expires_in). Default 30 min.
+	TokenLifetime time.Duration
+	// MaxActivityBytes limits the body of POST activities and of an upload's activity part.
+	// Default 256 KiB (Direct Line 3.0: an activity must stay under 256K).
+	MaxActivityBytes int64
+	// MaxUploadBytes limits each uploaded file. Default 4 MiB.
+	MaxUploadBytes int64
+	// AttachmentURLLifetime is how long a download link works. Default 24 h (Direct Line keeps
+	// uploads 24 h).
+	AttachmentURLLifetime time.Duration
+	// CORSOrigins are the allowed browser origins; default ["*"].
+	CORSOrigins []string
+	// RequestTimeout bounds reading a request and writing its response. Default 60 s.
+	RequestTimeout time.Duration
+	// Logger receives request logs and errors; default slog.Default().
+	Logger *slog.Logger
+	// Now is the clock for tokens; default time.Now.
+	Now func() time.Time
+}
+
+// Server is the Direct Line 3.0 client API. It is an http.Handler.
+type Server struct {
+	store      store.Store
+	hub        StreamHub
+	bot        Bot
+	public     *url.URL
+	secrets    []string
+	tokens     *tokens
+	maxAct     int64
+	maxUpload  int64
+	attLife    time.Duration
+	reqTimeout time.Duration
+	log        *slog.Logger
+	echo       *echo.Echo
+}
+
+// New checks o and builds the server. Errors: a missing Store, Hub or key, a key shorter than 32
+// bytes, or an unusable PublicURL.
+func New(o Options) (*Server, error) {
+	if o.Store == nil || o.Hub == nil {
+		return nil, errors.New("directline: Options.Store and Options.Hub are required")
+	}
+	if len(o.SigningKey) < keyBytes {
+		return nil, errors.New("directline: Options.SigningKey must have at least 32 bytes")
+	}
+	public, err := url.Parse(strings.TrimRight(o.PublicURL, "/"))
+	if err != nil || (public.Scheme != "http" && public.Scheme != "https") || public.Host == "" {
+		return nil, errors.New("directline: Options.PublicURL must be an absolute http or https URL")
+	}
+	public.RawQuery, public.Fragment = "", ""
+	s := &Server{
+		store:      o.Store,
+		hub:        o.Hub,
+		bot:        o.Bot,
+		public:     public,
+		maxAct:     orDefault(o.MaxActivityBytes, DefaultMaxActivityBytes),
+		maxUpload:  orDefault(o.MaxUploadBytes, DefaultMaxUploadBytes),
+		attLife:    orDefault(o.AttachmentURLLifetime, DefaultAttachmentURLLifetime),
+		reqTimeout: orDefault(o.RequestTimeout, DefaultRequestTimeout),
+		log:        o.Logger,
+	}
+	for _, sec := range o.Secrets {
+		if sec != "" {
+			s.secrets = append(s.secrets, sec)
+		}
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	s.tokens = &tokens{
+		key:      o.SigningKey,
+		issuer:   public.String() + "/",
+		lifetime: orDefault(o.TokenLifetime, DefaultTokenLifetime),
+		now:      now,
+	}
+	origins := o.CORSOrigins
+	if len(origins) == 0 {
+		origins = []string{"*"}
+	}
+	s.echo = s.routes(origins)
+	return s, nil
+}
+
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.echo.ServeHTTP(w, r) }
+
+func (s *Server) routes(origins []string) *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.handleError
+	e.Use(middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
+		// Only the path is logged: stream and download URLs carry credentials in their query.
+		LogMethod: true, LogURIPath: true, LogStatus: true, LogLatency: true, LogError: true,
+		HandleError: true,
+		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
+			level := slog.LevelInfo
+			if v.Status >= 500 {
+				level = slog.LevelError
+			}
+			s.log.LogAttrs(c.Request().Context(), level, "request",
+				slog.String("method", v.Method), slog.String("path", v.URIPath),
+				slog.Int("status", v.Status), slog.Duration("latency", v.Latency))
+			return nil
+		},
+	}))
+	// CORS sets its headers before the handler runs, so error responses carry them too (R20).
+	e.Use(middleware.CORSWithConfig(middleware.CORSConfig{
+		AllowOrigins:  origins,
+		AllowMethods:  []string{http.MethodGet, http.MethodPost, http.MethodOptions},
+		AllowHeaders:  []string{"authorization", "content-type", "x-ms-bot-agent", "accept"},
+		ExposeHeaders: []string{"retry-after"},
+		MaxAge:        600,
+	}))
+	e.Use(middleware.Recover())
+	e.Use(s.deadlines)
+
+	g := e.Group(BasePath)
+	g.POST("/tokens/generate", s.generateToken)
+	g.POST("/tokens/refresh", s.refreshToken)
+	g.POST("/conversations", s.startConversation)
+	g.GET("/conversations/:id", s.reconnect)
+	g.GET("/conversations/:id/activities", s.getActivities)
+	g.POST("/conversations/:id/activities", s.postActivity)
+	g.POST("/conversations/:id/upload", s.upload)
+	g.GET("/conversations/:id/attachments/:att", s.download)
+	g.GET("/conversations/:id/stream", s.stream)
+	g.GET("/conversations/:id/log", s.exportLog)
+	return e
+}
+
+// deadlines bounds body reads and response writes of every request except the WebSocket stream,
+// whose connection manages its own deadlines after the upgrade.
+func (s *Server) deadlines(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if !strings.HasSuffix(c.Path(), "/stream") {
+			rc := http.NewResponseController(c.Response())
+			deadline := time.Now().Add(s.reqTimeout)
+			// Not every ResponseWriter supports deadlines (httptest.ResponseRecorder).
+			_ = rc.SetReadDeadline(deadline)
+			_ = rc.SetWriteDeadline(deadline)
+		}
+		return next(c)
+	}
+}
+
+// conversationParam returns the unescaped :id path parameter.
+func conversationParam(c echo.Context) (string, error) {
+	id, err := url.PathUnescape(c.Param("id"))
+	if err != nil || id == "" || len(id) > maxIDLength {
+		return "", ErrNotFound.Msg("conversation not found")
+	}
+	return id, nil
+}
+
+// maxIDLength bounds ids taken from paths and bodies (conversation, user, attachment).
+const maxIDLength = 256

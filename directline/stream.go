@@ -1,0 +1,35 @@
+package directline
+
+import (
+	"time"
+
+	"github.com/labstack/echo/v4"
+)
+
+// stream is GET /conversations/{id}/stream?watermark=W&t=T, the WebSocket of a streamUrl. The
+// upgrade carries no Authorization header; t is the 60-second stream credential from start or
+// reconnect, and the stream ends when the conversation token it was issued with expires. A
+// rejected upgrade is an ordinary JSON error response, which a browser only sees as a failed
+// WebSocket (DirectLineJS then reconnects through GET /conversations/{id}).
+func (s *Server) stream(c echo.Context) error {
+	id, err := conversationParam(c)
+	if err != nil {
+		return err
+	}
+	cl, err := s.tokens.verify(c.QueryParam("t"), useStream)
+	if err != nil {
+		return err
+	}
+	if cl.Conv != id {
+		return ErrForbidden.Msg("the stream credential is not valid for this conversation")
+	}
+	w, ok, err := ParseWatermark(c.QueryParam("watermark"))
+	if err != nil {
+		return err
+	}
+	if _, err := s.store.Conversation(c.Request().Context(), id); err != nil {
+		return err
+	}
+	s.hub.ServeWS(c.Response(), c.Request(), id, w, ok, time.Unix(cl.TokenExpires, 0))
+	return nil
+}
