@@ -1,0 +1,593 @@
+package findings
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+
+	"github.com/directline-go/directline/activity"
+	"github.com/directline-go/directline/sortkeys"
+)
+
+// Options configure Check.
+type Options struct {
+	// Profile is the Web Chat generation the order is predicted for; "" means gen-c.
+	Profile sortkeys.Profile
+	// UserID is the user id Web Chat was started with (role inference).
+	UserID string
+	// MaxPerRule keeps at most this many findings per rule in Report.Findings (the first ones in
+	// log order); 0 keeps all. Summary counts are always complete.
+	MaxPerRule int
+	// Progress, when set, is called with the number of events processed so far and the total.
+	Progress func(done, total int)
+}
+
+// Finding is one rule violation.
+type Finding struct {
+	Rule     string   `json:"rule"`
+	Severity Severity `json:"severity"`
+	// Index is the 0-based position in the events slice of the event that carried the activity.
+	Index int `json:"index"`
+	// ActivityID is the activity's id, or its clientActivityID when it has none.
+	ActivityID string `json:"activityId"`
+	Message    string `json:"message"`
+}
+
+// Service orders.
+const (
+	// ServiceOrderSequenceID: every delivered activity carries a numeric sequence id, which
+	// defines the service's order.
+	ServiceOrderSequenceID = "sequence-id"
+	// ServiceOrderDelivery: the order in which the log delivers activities.
+	ServiceOrderDelivery = "delivery"
+)
+
+// Summary counts what Check found.
+type Summary struct {
+	Profile sortkeys.Profile `json:"profile"`
+	// Events is len(events); Activities the number of distinct delivered activities.
+	Events     int `json:"events"`
+	Activities int `json:"activities"`
+	// Findings is the total number of findings, including any MaxPerRule left out.
+	Findings   int              `json:"findings"`
+	BySeverity map[Severity]int `json:"bySeverity"`
+	ByRule     map[string]int   `json:"byRule"`
+	// ServiceOrder is ServiceOrderSequenceID or ServiceOrderDelivery.
+	ServiceOrder string `json:"serviceOrder"`
+	// InvertedPairs is the number of pairs shown in the opposite order to the server.
+	InvertedPairs int64 `json:"invertedPairs"`
+	// Moved is the number of activities outside one longest run kept in the service's order.
+	Moved int `json:"moved"`
+	// Bubbles is the number of bubbles on the predicted screen.
+	Bubbles int `json:"bubbles"`
+}
+
+// Placement is one delivered activity's place in the service's order and in Web Chat's.
+type Placement struct {
+	// Name is the activity id.
+	Name string `json:"name"`
+	// Index is the event that first delivered it.
+	Index int `json:"index"`
+	// Service is its 0-based place in the service's order.
+	Service int `json:"service"`
+	// Display is its 0-based place in the predicted order (state.activities), -1 when Web Chat
+	// does not keep it.
+	Display int `json:"display"`
+	// Moved is true when it is one of the activities Summary.Moved counts.
+	Moved bool `json:"moved"`
+}
+
+// Report is the result of Check.
+type Report struct {
+	Findings []Finding `json:"findings"`
+	Summary  Summary   `json:"summary"`
+	// Order and Screen are the model's prediction after the last event.
+	Order  []sortkeys.Item   `json:"-"`
+	Screen []sortkeys.Bubble `json:"-"`
+	// Service lists the delivered activities in the service's order.
+	Service []Placement `json:"-"`
+}
+
+// Count returns the number of findings of one severity.
+func (r *Report) Count(s Severity) int { return r.Summary.BySeverity[s] }
+
+// screenWalkLimit: up to this many events, the screen's keys walk runs after every event, as Web
+// Chat does; longer logs walk once at the end, as walking is linear in the list length.
+const screenWalkLimit = 2000
+
+// Check replays events against the model for opts.Profile and applies every rule in Rules. The
+// events are in log order (conformance README "Ops"); expect checkpoints are skipped.
+func Check(events []sortkeys.Event, opts Options) Report {
+	c := newChecker(opts)
+	replay := sortkeys.New(sortkeys.Options{Profile: opts.Profile, UserID: opts.UserID})
+	walk := len(events) <= screenWalkLimit
+	for i, ev := range events {
+		if ev.Op == sortkeys.OpExpect {
+			continue
+		}
+		if err := replay.Apply(ev); err != nil {
+			c.add(ActivityMalformed, i, "", "the replay rejected this event: "+err.Error())
+		} else if walk {
+			replay.Screen()
+		}
+		c.event(i, ev)
+		if opts.Progress != nil && (i%1024 == 0 || i == len(events)-1) {
+			opts.Progress(i+1, len(events))
+		}
+	}
+	c.finish()
+	rep := Report{Order: replay.Order(), Screen: replay.Screen()}
+	c.order(&rep)
+	profile := opts.Profile
+	if profile == "" {
+		profile = sortkeys.GenC
+	}
+	rep.Summary.Profile = profile
+	rep.Summary.Events = len(events)
+	rep.Summary.Activities = len(c.firsts)
+	rep.Summary.Bubbles = len(rep.Screen)
+	c.report(&rep, opts.MaxPerRule)
+	return rep
+}
+
+// delivery is one activity the service delivered, in delivery order.
+type delivery struct {
+	index int
+	a     *act
+	first bool
+}
+
+type post struct {
+	index  int
+	a      *act
+	echoed bool
+}
+
+type session struct {
+	finalized bool
+	partOf    string
+}
+
+type checker struct {
+	opts     Options
+	findings []Finding
+	// reported marks (rule, event index) pairs already reported, so one event never repeats a rule.
+	reported map[[2]int]bool
+	ruleIdx  map[string]int
+
+	posts      map[string]*post
+	deliveries []delivery
+	firsts     []delivery
+	byID       map[string]*act
+	sessions   map[string]*session
+	seqOwner   map[float64]string
+	maxSeq     float64
+	maxSeqID   string
+	haveMaxSeq bool
+	botSeen    bool
+	replyTos   []delivery
+}
+
+func newChecker(opts Options) *checker {
+	c := &checker{
+		opts:     opts,
+		reported: map[[2]int]bool{},
+		ruleIdx:  map[string]int{},
+		posts:    map[string]*post{},
+		byID:     map[string]*act{},
+		sessions: map[string]*session{},
+		seqOwner: map[float64]string{},
+	}
+	for i, r := range Rules {
+		c.ruleIdx[r.ID] = i
+	}
+	return c
+}
+
+func (c *checker) add(rule string, index int, name, msg string) {
+	key := [2]int{c.ruleIdx[rule], index}
+	if c.reported[key] {
+		return
+	}
+	c.reported[key] = true
+	c.findings = append(c.findings, Finding{
+		Rule: rule, Severity: Rules[c.ruleIdx[rule]].Severity, Index: index, ActivityID: name, Message: msg,
+	})
+}
+
+func (c *checker) event(i int, ev sortkeys.Event) {
+	switch ev.Op {
+	case sortkeys.OpIncoming, sortkeys.OpPost, sortkeys.OpFulfilled:
+	default:
+		return
+	}
+	a, ok := parseAct(ev.Activity, c.opts.UserID)
+	if !ok {
+		c.add(ActivityMalformed, i, "", "the activity is not a JSON object")
+		return
+	}
+	if a.decodeErr != nil {
+		c.add(ActivityMalformed, i, a.name(), a.decodeErr.Error())
+	}
+	switch ev.Op {
+	case sortkeys.OpPost:
+		c.post(i, a)
+	case sortkeys.OpIncoming:
+		c.deliver(i, a, nil)
+	case sortkeys.OpFulfilled:
+		cid := ev.ClientActivityID
+		if cid == "" {
+			cid = a.clientID
+		}
+		p := c.posts[cid]
+		if p != nil && p.echoed {
+			// The echo arrived earlier as an incoming event; this only completes the send.
+			return
+		}
+		if p == nil {
+			p = &post{index: -1}
+		}
+		c.deliver(i, a, p)
+	}
+}
+
+func (c *checker) post(i int, a *act) {
+	if !a.localTSPresent {
+		c.add(LocalTimestampMissing, i, a.name(), "posted activity has no localTimestamp")
+	}
+	if a.clientID != "" {
+		c.posts[a.clientID] = &post{index: i, a: a}
+	}
+}
+
+// deliver applies the per-activity rules to an activity the service delivered. echoOf is the
+// post a fulfilled event completes (nil for incoming events).
+func (c *checker) deliver(i int, a *act, echoOf *post) {
+	name := a.name()
+	if echoOf == nil && a.role == activity.RoleUser {
+		if p := c.posts[a.clientID]; a.clientID != "" && p != nil && !p.echoed {
+			echoOf = p
+		} else if a.clientID == "" {
+			if p := c.pendingWithText(a); p != nil {
+				c.add(EchoWithoutClientActivityID, i, name, fmt.Sprintf("looks like the echo of the activity posted at event %d (same text) but has no channelData.clientActivityID", p.index))
+			}
+		}
+	}
+	if echoOf != nil {
+		c.echo(i, a, echoOf)
+	} else if a.id == "" {
+		c.add(IDMissing, i, name, "delivered activity has no id")
+	}
+	if a.role == activity.RoleUser {
+		if !a.localTSPresent && (echoOf == nil || echoOf.a == nil || !echoOf.a.localTSPresent) {
+			c.add(LocalTimestampMissing, i, name, "user activity has no localTimestamp")
+		}
+		if a.localTSPresent && a.tsString && a.localTS == a.ts {
+			c.add(LocalTimestampOverwritten, i, name, fmt.Sprintf("localTimestamp %q is identical to the server timestamp", a.localTS))
+		}
+	}
+	c.timestamp(i, a)
+	c.sequenceID(i, a)
+
+	prev := c.byID[a.id]
+	first := a.id == "" || prev == nil
+	if a.id != "" {
+		c.byID[a.id] = a
+	}
+	d := delivery{index: i, a: a, first: first}
+	c.deliveries = append(c.deliveries, d)
+	if first {
+		c.firsts = append(c.firsts, d)
+	}
+	isStream := c.livestream(i, a, prev != nil)
+	if !isStream && prev != nil && prev.partOf() != a.partOf() {
+		c.add(PartOfChanged, i, name, fmt.Sprintf("isPartOf changed from %s to %s in an update of the same id", orNone(prev.partOf()), orNone(a.partOf())))
+	}
+	c.partGrouping(i, a)
+	if a.replyTo != "" && c.botSeen {
+		c.replyTos = append(c.replyTos, d)
+	}
+	if a.role == activity.RoleBot {
+		c.botSeen = true
+	}
+}
+
+func (c *checker) pendingWithText(a *act) *post {
+	for _, p := range c.posts {
+		if !p.echoed && p.a != nil && p.a.text != "" && p.a.text == a.text && p.a.typ == a.typ {
+			return p
+		}
+	}
+	return nil
+}
+
+func (c *checker) echo(i int, a *act, p *post) {
+	name := a.name()
+	if a.clientID == "" {
+		c.add(EchoWithoutClientActivityID, i, name, "the echo of a posted activity has no channelData.clientActivityID")
+	}
+	if a.id == "" {
+		c.add(EchoWithoutID, i, name, "the echo of a posted activity has no id")
+	} else {
+		p.echoed = true
+	}
+	if p.a == nil || !p.a.localTSPresent {
+		return
+	}
+	switch {
+	case !a.localTSPresent:
+		c.add(LocalTimestampChanged, i, name, fmt.Sprintf("the echo dropped localTimestamp (posted %q at event %d)", p.a.localTS, p.index))
+	case a.localTS != p.a.localTS:
+		c.add(LocalTimestampChanged, i, name, fmt.Sprintf("localTimestamp changed from %q (posted at event %d) to %q", p.a.localTS, p.index, a.localTS))
+	}
+}
+
+func (c *checker) timestamp(i int, a *act) {
+	name := a.name()
+	if !a.tsPresent {
+		c.add(TimestampMissing, i, name, "delivered activity has no timestamp")
+		return
+	}
+	covered := a.seqKind == seqNumber
+	if !a.tsString {
+		if covered {
+			c.add(TimestampNotISO, i, name, "timestamp is "+jsonKind(a.tsRaw)+", not an ISO 8601 string")
+		} else {
+			c.add(TimestampUnparseable, i, name, "timestamp is "+jsonKind(a.tsRaw)+", not a string; Web Chat has no key for it and appends it")
+		}
+		return
+	}
+	if _, ok := parseTimestamp(a.ts); !ok {
+		if covered {
+			c.add(TimestampNotISO, i, name, fmt.Sprintf("timestamp %q cannot be parsed as a date", a.ts))
+		} else {
+			c.add(TimestampUnparseable, i, name, fmt.Sprintf("timestamp %q cannot be parsed by JavaScript's Date (NaN); Web Chat appends it", a.ts))
+		}
+		return
+	}
+	digits, iso := isoFraction(a.ts)
+	switch {
+	case !iso:
+		c.add(TimestampNotISO, i, name, fmt.Sprintf("timestamp %q is not an ISO 8601 date-time with a UTC offset", a.ts))
+	case digits < 3:
+		c.add(TimestampNoMillis, i, name, fmt.Sprintf("timestamp %q has no millisecond digits", a.ts))
+	}
+}
+
+func (c *checker) sequenceID(i int, a *act) {
+	name := a.name()
+	switch a.seqKind {
+	case seqOther:
+		c.add(SequenceIDString, i, name, "webchat:sequence-id is "+jsonKind(a.seqRaw)+"; Web Chat ignores it and uses the timestamp")
+		return
+	case seqAbsent:
+		return
+	}
+	if !a.seqIsInteger() {
+		c.add(SequenceIDNotInteger, i, name, "webchat:sequence-id "+string(a.seqRaw)+" is not an integer within ±2^53")
+	}
+	switch owner, ok := c.seqOwner[a.seq]; {
+	case !ok:
+		c.seqOwner[a.seq] = a.id
+	case a.id == "" || owner != a.id:
+		c.add(SequenceIDDuplicate, i, name, fmt.Sprintf("webchat:sequence-id %s is also on %s", string(a.seqRaw), orNone(owner)))
+	}
+	if a.id != "" && c.byID[a.id] != nil {
+		// A re-delivery keeps its place in delivery order; only first deliveries are compared.
+		return
+	}
+	if c.haveMaxSeq && a.seq < c.maxSeq {
+		c.add(SequenceIDDecreasing, i, name, fmt.Sprintf("webchat:sequence-id %s is delivered after %s (on %s)", string(a.seqRaw), fmtNum(c.maxSeq), orNone(c.maxSeqID)))
+	}
+	if !c.haveMaxSeq || a.seq > c.maxSeq {
+		c.maxSeq, c.maxSeqID, c.haveMaxSeq = a.seq, a.id, true
+	}
+}
+
+// livestream applies the livestream rules and reports whether a is a valid livestream revision.
+func (c *checker) livestream(i int, a *act, idSeen bool) bool {
+	name := a.name()
+	sm, ok := a.streamMeta()
+	if !ok {
+		return false
+	}
+	switch sm.streamType {
+	case activity.StreamTypeStreaming, activity.StreamTypeInformative:
+		if a.typ != activity.TypeTyping {
+			c.add(LivestreamInterimNotTyping, i, name, fmt.Sprintf("streamType %q on a %q activity; only typing activities are livestream revisions", sm.streamType, a.typ))
+			return false
+		}
+		n, isNum := number(sm.seqRaw)
+		if !isNum || n < 1 || n != math.Trunc(n) || math.IsInf(n, 0) {
+			what := "missing"
+			if sm.seqPresent {
+				what = jsonKind(sm.seqRaw)
+			}
+			c.add(LivestreamSequenceInvalid, i, name, "streamSequence is "+what+", not an integer >= 1; the revision is not joined to its session")
+			return false
+		}
+	case activity.StreamTypeFinal:
+		if sm.streamID == "" {
+			c.add(LivestreamFinalWithoutStream, i, name, "final livestream activity without streamId; the session is never concluded")
+			return false
+		}
+	}
+	if a.decoded == nil {
+		return false
+	}
+	ls, ok := a.decoded.Livestream()
+	if !ok {
+		return false
+	}
+	s := c.sessions[ls.SessionID]
+	if s != nil && s.finalized {
+		c.add(LivestreamAfterFinal, i, name, fmt.Sprintf("revision for livestream %s after its final activity; Web Chat drops it", ls.SessionID))
+		return true
+	}
+	if idSeen {
+		c.add(LivestreamRevisionIDReused, i, name, fmt.Sprintf("livestream revision reuses the id %s of an earlier activity", a.id))
+	}
+	if s == nil {
+		s = &session{partOf: a.partOf()}
+		c.sessions[ls.SessionID] = s
+	} else if p := a.partOf(); p != s.partOf {
+		c.add(PartOfChanged, i, name, fmt.Sprintf("isPartOf changed from %s to %s within livestream %s", orNone(s.partOf), orNone(p), ls.SessionID))
+	}
+	if ls.Kind == activity.LivestreamFinal {
+		s.finalized = true
+	}
+	return true
+}
+
+func (c *checker) partGrouping(i int, a *act) {
+	e := a.messageEntity()
+	if e == nil {
+		return
+	}
+	name := a.name()
+	if raw, ok := e["isPartOf"]; ok && !isNull(raw) {
+		var po map[string]any
+		if err := unmarshalFirst(raw, &po); err == nil {
+			id, isStr := po["@id"].(string)
+			if !isStr || !activity.IsIdentifier(id) {
+				c.add(PartOfIDInvalid, i, name, fmt.Sprintf("isPartOf[\"@id\"] %v is not a blank node (_:...) or a URL; the activity is not grouped", po["@id"]))
+			}
+		}
+	}
+	if raw, ok := e["position"]; ok && !isNull(raw) {
+		if _, isNum := number(firstElem(raw)); !isNum {
+			c.add(PositionNotNumber, i, name, "position is "+jsonKind(firstElem(raw))+", not a number; the activity is not grouped")
+		}
+	}
+}
+
+// finish applies the rules that need the whole log.
+func (c *checker) finish() {
+	ids := make(map[string]bool, len(c.byID))
+	for id := range c.byID {
+		ids[id] = true
+	}
+	for _, d := range c.replyTos {
+		if !ids[d.a.replyTo] {
+			c.add(ReplyToUnknown, d.index, d.a.name(), fmt.Sprintf("replyToId %q names an activity that never arrives; Web Chat holds this one up to 5 s", d.a.replyTo))
+		}
+	}
+	withSeq := 0
+	for _, d := range c.deliveries {
+		if d.a.seqKind == seqNumber {
+			withSeq++
+		}
+	}
+	if withSeq > 0 && withSeq < len(c.deliveries) {
+		for _, d := range c.deliveries {
+			if d.a.seqKind == seqAbsent {
+				c.add(SequenceIDPartial, d.index, d.a.name(), fmt.Sprintf("no webchat:sequence-id, while %d of %d delivered activities have one; it sorts after all of them", withSeq, len(c.deliveries)))
+			}
+		}
+	}
+}
+
+// serviceOrder returns the first deliveries with an id in the service's order, and which order
+// that is.
+func (c *checker) serviceOrder() ([]delivery, string) {
+	var list []delivery
+	all := true
+	for _, d := range c.firsts {
+		if d.a.id == "" {
+			continue
+		}
+		list = append(list, d)
+		if d.a.seqKind != seqNumber {
+			all = false
+		}
+	}
+	if !all || len(list) == 0 {
+		return list, ServiceOrderDelivery
+	}
+	sort.SliceStable(list, func(i, j int) bool { return list[i].a.seq < list[j].a.seq })
+	return list, ServiceOrderSequenceID
+}
+
+// order compares the service's order with the predicted one and checks timestamps along it.
+func (c *checker) order(rep *Report) {
+	list, basis := c.serviceOrder()
+	rep.Summary.ServiceOrder = basis
+	var prevT *delivery
+	for k := range list {
+		d := &list[k]
+		if !d.a.tsString {
+			continue
+		}
+		t, ok := parseTimestamp(d.a.ts)
+		if !ok {
+			continue
+		}
+		if prevT != nil {
+			pt, _ := parseTimestamp(prevT.a.ts)
+			switch {
+			case t.Equal(pt):
+				c.add(TimestampNotIncreasing, d.index, d.a.name(), fmt.Sprintf("timestamp %s equals that of %s, the activity before it in the service's order", d.a.ts, prevT.a.name()))
+			case t.Before(pt):
+				c.add(TimestampNotIncreasing, d.index, d.a.name(), fmt.Sprintf("timestamp %s is earlier than %s of %s, the activity before it in the service's order", d.a.ts, prevT.a.ts, prevT.a.name()))
+			}
+		}
+		prevT = d
+	}
+
+	rank := make(map[string]int, len(list))
+	rep.Service = make([]Placement, len(list))
+	for k, d := range list {
+		rank[d.a.id] = k
+		rep.Service[k] = Placement{Name: d.a.id, Index: d.index, Service: k, Display: -1}
+	}
+	var ranks, places []int
+	for pos, it := range rep.Order {
+		k, ok := rank[it.ID]
+		if it.ID == "" || !ok || rep.Service[k].Display >= 0 {
+			continue
+		}
+		rep.Service[k].Display = pos
+		ranks = append(ranks, k)
+		places = append(places, pos)
+	}
+	rep.Summary.InvertedPairs = Inversions(ranks)
+	for j, m := range Moved(ranks) {
+		if !m {
+			continue
+		}
+		p := &rep.Service[ranks[j]]
+		p.Moved = true
+		rep.Summary.Moved++
+		c.add(OrderInverted, p.Index, p.Name, fmt.Sprintf("shown at place %d of Web Chat's order but at place %d of the service's order (%s)", places[j]+1, p.Service+1, basis))
+	}
+}
+
+func (c *checker) report(rep *Report, maxPerRule int) {
+	sort.SliceStable(c.findings, func(i, j int) bool {
+		if c.findings[i].Index != c.findings[j].Index {
+			return c.findings[i].Index < c.findings[j].Index
+		}
+		return c.findings[i].Rule < c.findings[j].Rule
+	})
+	rep.Summary.BySeverity = map[Severity]int{}
+	rep.Summary.ByRule = map[string]int{}
+	rep.Findings = []Finding{}
+	for _, f := range c.findings {
+		rep.Summary.BySeverity[f.Severity]++
+		rep.Summary.ByRule[f.Rule]++
+		if maxPerRule <= 0 || rep.Summary.ByRule[f.Rule] <= maxPerRule {
+			rep.Findings = append(rep.Findings, f)
+		}
+	}
+	rep.Summary.Findings = len(c.findings)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+func fmtNum(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

@@ -1,0 +1,244 @@
+package findings
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+
+	"github.com/directline-go/directline/activity"
+)
+
+// act is the part of one activity revision the rules read. It is read from the raw JSON, not from
+// activity.Decode alone, so that members of the wrong type can still be judged.
+type act struct {
+	typ, id, text, role, clientID, replyTo string
+
+	tsPresent bool
+	tsRaw     json.RawMessage
+	ts        string // the timestamp string; "" when absent or not a string
+	tsString  bool
+
+	localTS        string
+	localTSPresent bool
+
+	seqKind seqKind
+	seq     float64
+	seqRaw  json.RawMessage
+
+	// decoded is nil when activity.Decode rejected the JSON (decodeErr says why).
+	decoded   *activity.Activity
+	decodeErr error
+
+	entities []json.RawMessage
+	cd       map[string]json.RawMessage
+}
+
+type seqKind int
+
+const (
+	seqAbsent seqKind = iota
+	seqNumber
+	seqOther
+)
+
+const maxSafeInteger = 1<<53 - 1
+
+// parseAct reads one activity. ok is false when raw is not a JSON object.
+func parseAct(raw json.RawMessage, userID string) (*act, bool) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil || m == nil {
+		return nil, false
+	}
+	for k, v := range m {
+		// Web Chat treats null like absent (observeActivitySaga.ts).
+		if isNull(v) {
+			delete(m, k)
+		}
+	}
+	a := &act{}
+	a.typ, _ = str(m["type"])
+	a.id, _ = str(m["id"])
+	a.text, _ = str(m["text"])
+	a.replyTo, _ = str(m["replyToId"])
+	a.tsRaw, a.tsPresent = m["timestamp"]
+	a.ts, a.tsString = str(a.tsRaw)
+	if raw, ok := m["localTimestamp"]; ok {
+		a.localTS, _ = str(raw)
+		a.localTSPresent = true
+	}
+	_ = json.Unmarshal(m["channelData"], &a.cd)
+	_ = json.Unmarshal(m["entities"], &a.entities)
+	a.clientID, _ = str(a.cd[activity.KeyClientActivityID])
+	if raw, ok := a.cd[activity.KeySequenceID]; ok && !isNull(raw) {
+		a.seqRaw = raw
+		if n, ok := number(raw); ok {
+			a.seqKind, a.seq = seqNumber, n
+		} else {
+			a.seqKind = seqOther
+		}
+	}
+	a.role = inferRole(m["from"], userID)
+	a.decoded, a.decodeErr = activity.Decode(raw)
+	return a, true
+}
+
+// inferRole applies Web Chat's role inference (observeActivitySaga.ts): no from → channel; no
+// role → user when from.id is the user id, bot when it is set, channel otherwise.
+func inferRole(raw json.RawMessage, userID string) string {
+	var from map[string]json.RawMessage
+	if json.Unmarshal(raw, &from) != nil || from == nil {
+		return "channel"
+	}
+	if role, ok := str(from["role"]); ok && role != "" {
+		return role
+	}
+	id, _ := str(from["id"])
+	switch {
+	case id != "" && id == userID:
+		return activity.RoleUser
+	case id != "":
+		return activity.RoleBot
+	}
+	return "channel"
+}
+
+// name is how findings and the model name an activity: its id, else its clientActivityID.
+func (a *act) name() string {
+	if a.id != "" {
+		return a.id
+	}
+	return a.clientID
+}
+
+// seqIsInteger: an integer within JavaScript's safe range.
+func (a *act) seqIsInteger() bool {
+	return a.seq == math.Trunc(a.seq) && math.Abs(a.seq) <= maxSafeInteger
+}
+
+// streamMeta is the livestream metadata as sent, valid or not: channelData when it carries
+// streamType, else the first streaminfo entity.
+type streamMeta struct {
+	streamType, streamID string
+	seqRaw               json.RawMessage
+	seqPresent           bool
+}
+
+func (a *act) streamMeta() (streamMeta, bool) {
+	src := a.cd
+	if _, ok := src["streamType"]; !ok {
+		src = nil
+		for _, raw := range a.entities {
+			var e map[string]json.RawMessage
+			if json.Unmarshal(raw, &e) == nil {
+				if t, _ := str(e["type"]); t == "streaminfo" {
+					src = e
+					break
+				}
+			}
+		}
+	}
+	st, ok := str(src["streamType"])
+	if !ok {
+		return streamMeta{}, false
+	}
+	sm := streamMeta{streamType: st}
+	sm.streamID, _ = str(src["streamId"])
+	sm.seqRaw, sm.seqPresent = src["streamSequence"]
+	return sm, true
+}
+
+// messageEntity returns the raw schema.org Message entity Web Chat reads: the first entity whose
+// type starts with https://schema.org/ and whose @id is "" (getOrgSchemaMessage.ts).
+func (a *act) messageEntity() map[string]json.RawMessage {
+	for _, raw := range a.entities {
+		var e map[string]json.RawMessage
+		if json.Unmarshal(raw, &e) != nil {
+			continue
+		}
+		t, _ := str(e["type"])
+		id, ok := str(e["@id"])
+		if strings.HasPrefix(t, "https://schema.org/") && ok && id == "" {
+			return e
+		}
+	}
+	return nil
+}
+
+// partOf is the isPartOf of the Message entity as compact JSON ("" when absent), used to see
+// whether it changes between revisions.
+func (a *act) partOf() string {
+	e := a.messageEntity()
+	raw, ok := e["isPartOf"]
+	if !ok || isNull(raw) {
+		return ""
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		return string(raw)
+	}
+	return buf.String()
+}
+
+func str(raw json.RawMessage) (string, bool) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || t[0] != '"' {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(t, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+func number(raw json.RawMessage) (float64, bool) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || !(t[0] == '-' || (t[0] >= '0' && t[0] <= '9')) {
+		return 0, false
+	}
+	var n float64
+	if json.Unmarshal(t, &n) != nil {
+		return 0, false
+	}
+	return n, true
+}
+
+func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
+
+// jsonKind names the JSON type of raw for messages.
+func jsonKind(raw json.RawMessage) string {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 {
+		return "empty"
+	}
+	switch t[0] {
+	case '"':
+		return "a string " + string(t)
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "the number " + string(t)
+}
+
+// firstElem reduces a JSON array to its first element, as Web Chat's CreativeWork parser does for
+// single-valued properties such as isPartOf and position.
+func firstElem(raw json.RawMessage) json.RawMessage {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || t[0] != '[' {
+		return raw
+	}
+	var arr []json.RawMessage
+	if json.Unmarshal(t, &arr) != nil || len(arr) == 0 {
+		return nil
+	}
+	return arr[0]
+}
+
+func unmarshalFirst(raw json.RawMessage, dst any) error { return json.Unmarshal(firstElem(raw), dst) }
