@@ -1,0 +1,398 @@
+package findings
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/directline-go/directline/sortkeys"
+)
+
+const userID = "u-user"
+
+func in(js string) sortkeys.Event {
+	return sortkeys.Event{Op: sortkeys.OpIncoming, Activity: json.RawMessage(js)}
+}
+func posted(js string) sortkeys.Event {
+	return sortkeys.Event{Op: sortkeys.OpPost, Activity: json.RawMessage(js)}
+}
+func fulfilled(cid, js string) sortkeys.Event {
+	return sortkeys.Event{Op: sortkeys.OpFulfilled, ClientActivityID: cid, Activity: json.RawMessage(js)}
+}
+
+// bot is a conforming bot message: id, sequence id and a millisecond UTC timestamp.
+func bot(id string, seq int, extra string) sortkeys.Event {
+	return in(fmt.Sprintf(`{"type":"message","id":%q,"timestamp":"2024-05-01T10:00:%02d.000Z","from":{"id":"bot","role":"bot"},"text":"t %s","channelData":{"webchat:sequence-id":%d}%s}`, id, seq, id, seq, extra))
+}
+
+// user is a conforming user message as delivered by the service.
+func user(id string, seq int, cid, lt string) sortkeys.Event {
+	return in(fmt.Sprintf(`{"type":"message","id":%q,"timestamp":"2024-05-01T10:00:%02d.000Z","localTimestamp":%q,"from":{"id":"u-user","role":"user"},"text":"hi","channelData":{"clientActivityID":%q,"webchat:sequence-id":%d}}`, id, seq, lt, cid, seq))
+}
+
+const postC1 = `{"type":"message","localTimestamp":"2024-05-01T10:00:02.000+02:00","from":{"id":"u-user","role":"user"},"text":"hi","channelData":{"clientActivityID":"c1"}}`
+
+const postedLT = "2024-05-01T10:00:02.000+02:00"
+
+// echoC1 is the echo of postC1; an empty cid, id or lt leaves that member out.
+func echoC1(cid, id, lt string) string {
+	m := map[string]any{
+		"type": "message", "timestamp": "2024-05-01T10:00:07.000Z", "text": "hi",
+		"from": map[string]any{"id": "u-user", "role": "user"},
+	}
+	cd := map[string]any{"webchat:sequence-id": 7}
+	if cid != "" {
+		cd["clientActivityID"] = cid
+	}
+	m["channelData"] = cd
+	if id != "" {
+		m["id"] = id
+	}
+	if lt != "" {
+		m["localTimestamp"] = lt
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+// Stream helpers: typing revisions and the final, in channelData form, each with its own seq.
+func interim(id, streamID string, seq int, streamSeq string) sortkeys.Event {
+	sid := ""
+	if streamID != "" {
+		sid = fmt.Sprintf(`,"streamId":%q`, streamID)
+	}
+	return in(fmt.Sprintf(`{"type":"typing","id":%q,"timestamp":"2024-05-01T10:00:%02d.000Z","from":{"id":"bot","role":"bot"},"text":"chunk","channelData":{"webchat:sequence-id":%d,"streamType":"streaming","streamSequence":%s%s}}`, id, seq, seq, streamSeq, sid))
+}
+
+func final(id, streamID string, seq int) sortkeys.Event {
+	sid := ""
+	if streamID != "" {
+		sid = fmt.Sprintf(`,"streamId":%q`, streamID)
+	}
+	return in(fmt.Sprintf(`{"type":"message","id":%q,"timestamp":"2024-05-01T10:00:%02d.000Z","from":{"id":"bot","role":"bot"},"text":"done","channelData":{"webchat:sequence-id":%d,"streamType":"final"%s}}`, id, seq, seq, sid))
+}
+
+func part(id string, seq int, partOfID, position string) sortkeys.Event {
+	return bot(id, seq, fmt.Sprintf(`,"entities":[{"type":"https://schema.org/Message","@type":"Message","@context":"https://schema.org","@id":"","isPartOf":{"@id":%q,"@type":"HowTo"},"position":%s}]`, partOfID, position))
+}
+
+func ts(id, timestamp string) sortkeys.Event {
+	return in(fmt.Sprintf(`{"type":"message","id":%q,"timestamp":%s,"from":{"id":"bot","role":"bot"},"text":"x"}`, id, timestamp))
+}
+
+func events(evs ...sortkeys.Event) []sortkeys.Event { return evs }
+
+// TestRules gives every rule one log that triggers it and one that does not.
+func TestRules(t *testing.T) {
+	cases := []struct {
+		rule      string
+		bad, good []sortkeys.Event
+		// at is the event index the finding must name.
+		at int
+	}{
+		{TimestampMissing, events(in(`{"type":"message","id":"a","from":{"id":"bot"},"text":"x"}`)), events(ts("a", `"2024-05-01T10:00:00.000Z"`)), 0},
+		{TimestampUnparseable, events(ts("a", `"2024-05-01T10:00:00.000Z"`), ts("b", `"garbage"`)), events(bot("a", 1, ""), in(`{"type":"message","id":"b","timestamp":"garbage","from":{"id":"bot"},"text":"x","channelData":{"webchat:sequence-id":2}}`)), 1},
+		{TimestampUnparseable, events(ts("a", `12345`)), events(ts("a", `"2024-05-01T10:00:00.000Z"`)), 0},
+		{TimestampNotISO, events(ts("a", `"Wed, 01 May 2024 10:00:00 GMT"`)), events(ts("a", `"2024-05-01T10:00:00.000+02:00"`)), 0},
+		{TimestampNotISO, events(ts("a", `"2024-05-01T10:00:00.000"`)), events(ts("a", `"2024-05-01T10:00:00.000Z"`)), 0},
+		{TimestampNoMillis, events(ts("a", `"2024-05-01T10:00:00Z"`)), events(ts("a", `"2024-05-01T10:00:00.1234567Z"`)), 0},
+		{TimestampNotIncreasing, events(ts("a", `"2024-05-01T10:00:01.000Z"`), ts("b", `"2024-05-01T10:00:01.000Z"`)), events(ts("a", `"2024-05-01T10:00:01.000Z"`), ts("b", `"2024-05-01T10:00:01.001Z"`)), 1},
+		{TimestampNotIncreasing, events(ts("a", `"2024-05-01T10:00:01.000Z"`), ts("b", `"2024-05-01T10:00:00.000Z"`)), events(ts("a", `"2024-05-01T10:00:01.000Z"`), ts("a", `"2024-05-01T09:00:00.000Z"`)), 1},
+		{ActivityMalformed, events(in(`{"type":"message","id":"a","timestamp":"2024-05-01T10:00:00.000Z","from":"bot","text":"x"}`)), events(bot("a", 1, "")), 0},
+		{ActivityMalformed, events(bot("a", 1, ""), in(`[1,2]`)), events(bot("a", 1, "")), 1},
+		{IDMissing, events(in(`{"type":"message","timestamp":"2024-05-01T10:00:00.000Z","from":{"id":"bot"},"text":"x"}`)), events(bot("a", 1, "")), 0},
+		{SequenceIDPartial, events(bot("a", 1, ""), ts("b", `"2024-05-01T10:00:09.000Z"`)), events(bot("a", 1, ""), bot("b", 2, "")), 1},
+		{SequenceIDString, events(in(`{"type":"message","id":"a","timestamp":"2024-05-01T10:00:00.000Z","from":{"id":"bot"},"text":"x","channelData":{"webchat:sequence-id":"12"}}`)), events(bot("a", 12, "")), 0},
+		{SequenceIDNotInteger, events(in(`{"type":"message","id":"a","timestamp":"2024-05-01T10:00:00.000Z","from":{"id":"bot"},"text":"x","channelData":{"webchat:sequence-id":1.5}}`)), events(bot("a", 2, "")), 0},
+		{SequenceIDDuplicate, events(bot("a", 1, ""), bot("b", 1, "")), events(bot("a", 1, ""), bot("a", 1, `,"value":"updated"`)), 1},
+		{SequenceIDDecreasing, events(bot("a", 2, ""), bot("b", 1, "")), events(bot("b", 1, ""), bot("a", 2, "")), 1},
+		{LocalTimestampMissing, events(in(`{"type":"message","id":"u","timestamp":"2024-05-01T10:00:00.000Z","from":{"id":"u-user"},"text":"x"}`)), events(user("u", 1, "c0", "2024-05-01T11:00:00.000+01:00")), 0},
+		{LocalTimestampMissing, events(posted(`{"type":"message","from":{"id":"u-user","role":"user"},"text":"hi","channelData":{"clientActivityID":"c1"}}`)), events(posted(postC1)), 0},
+		{LocalTimestampChanged, events(posted(postC1), fulfilled("c1", echoC1("c1", "u1", "2024-05-01T08:00:07.000Z"))), events(posted(postC1), fulfilled("c1", echoC1("c1", "u1", postedLT))), 1},
+		{LocalTimestampChanged, events(posted(postC1), in(echoC1("c1", "u1", ""))), events(posted(postC1), in(echoC1("c1", "u1", postedLT))), 1},
+		{LocalTimestampOverwritten, events(user("u", 1, "c0", "2024-05-01T10:00:01.000Z")), events(user("u", 1, "c0", "2024-05-01T10:00:00.000Z")), 0},
+		{EchoWithoutClientActivityID, events(posted(postC1), fulfilled("c1", echoC1("", "u1", postedLT))), events(posted(postC1), fulfilled("c1", echoC1("c1", "u1", postedLT))), 1},
+		{EchoWithoutClientActivityID, events(posted(postC1), in(echoC1("", "u1", postedLT))), events(posted(postC1), in(`{"type":"message","id":"u9","timestamp":"2024-05-01T10:00:07.000Z","localTimestamp":"2024-05-01T10:00:02.000Z","from":{"id":"u-user","role":"user"},"text":"other text","channelData":{"webchat:sequence-id":7}}`)), 1},
+		{EchoWithoutID, events(posted(postC1), in(echoC1("c1", "", postedLT))), events(posted(postC1), in(echoC1("c1", "u1", postedLT))), 1},
+		{LivestreamAfterFinal, events(interim("s1", "", 1, "1"), final("f1", "s1", 2), interim("s2", "s1", 3, "2")), events(interim("s1", "", 1, "1"), interim("s2", "s1", 2, "2"), final("f1", "s1", 3)), 2},
+		{LivestreamFinalWithoutStream, events(interim("s1", "", 1, "1"), final("f1", "", 2)), events(interim("s1", "", 1, "1"), final("f1", "s1", 2)), 1},
+		{LivestreamSequenceInvalid, events(interim("s1", "", 1, "1"), interim("s2", "s1", 2, "1.5")), events(interim("s1", "", 1, "1"), interim("s2", "s1", 2, "2")), 1},
+		{LivestreamSequenceInvalid, events(interim("s1", "", 1, `"1"`)), events(interim("s1", "", 1, "1")), 0},
+		{LivestreamRevisionIDReused, events(interim("s1", "", 1, "1"), interim("s1", "s1", 2, "2")), events(interim("s1", "", 1, "1"), interim("s2", "s1", 2, "2")), 1},
+		{LivestreamInterimNotTyping, events(in(`{"type":"message","id":"s1","timestamp":"2024-05-01T10:00:01.000Z","from":{"id":"bot"},"text":"A","channelData":{"streamType":"streaming","streamSequence":1}}`)), events(interim("s1", "", 1, "1")), 0},
+		{PartOfIDInvalid, events(part("a", 1, "h-00001", "1")), events(part("a", 1, "_:h-00001", "1")), 0},
+		{PartOfIDInvalid, events(part("a", 1, "h-00001", "1")), events(part("a", 1, "https://example.com/h/1", "1")), 0},
+		{PositionNotNumber, events(part("a", 1, "_:g", `"2"`)), events(part("a", 1, "_:g", "2")), 0},
+		{PartOfChanged, events(part("a", 1, "_:g1", "1"), part("a", 1, "_:g2", "1")), events(part("a", 1, "_:g1", "1"), part("a", 1, "_:g1", "2")), 1},
+		{ReplyToUnknown, events(bot("b0", 1, ""), bot("b1", 2, `,"replyToId":"nope"`)), events(bot("b0", 1, ""), bot("b1", 2, `,"replyToId":"b0"`)), 1},
+		{ReplyToUnknown, events(bot("b0", 1, ""), bot("b1", 2, `,"replyToId":"nope"`)), events(bot("b1", 2, `,"replyToId":"nope"`)), 1},
+		{OrderInverted, events(ts("a", `"2024-05-01T10:00:10.000Z"`), ts("b", `"2024-05-01T10:00:05.000Z"`)), events(ts("a", `"2024-05-01T10:00:05.000Z"`), ts("b", `"2024-05-01T10:00:10.000Z"`)), 1},
+	}
+	seen := map[string]bool{}
+	for i, tc := range cases {
+		seen[tc.rule] = true
+		t.Run(fmt.Sprintf("%s/%d", tc.rule, i), func(t *testing.T) {
+			bad := Check(tc.bad, Options{UserID: userID})
+			f, ok := find(bad, tc.rule)
+			if !ok {
+				t.Fatalf("log that should trigger %s did not; findings: %+v", tc.rule, bad.Findings)
+			}
+			if f.Index != tc.at {
+				t.Errorf("finding at index %d, want %d: %+v", f.Index, tc.at, f)
+			}
+			rule, _ := RuleByID(tc.rule)
+			if f.Severity != rule.Severity || f.Message == "" || strings.Contains(f.Message, "\n") {
+				t.Errorf("finding %+v: want severity %s and a one-line message", f, rule.Severity)
+			}
+			good := Check(tc.good, Options{UserID: userID})
+			if f, ok := find(good, tc.rule); ok {
+				t.Errorf("log that should not trigger %s did: %+v", tc.rule, f)
+			}
+		})
+	}
+	for _, r := range Rules {
+		if !seen[r.ID] {
+			t.Errorf("rule %s has no test case", r.ID)
+		}
+	}
+}
+
+func find(rep Report, rule string) (Finding, bool) {
+	for _, f := range rep.Findings {
+		if f.Rule == rule {
+			return f, true
+		}
+	}
+	return Finding{}, false
+}
+
+func TestCleanLogHasNoFindings(t *testing.T) {
+	rep := Check(events(
+		bot("b0", 1, ""),
+		posted(postC1),
+		fulfilled("c1", echoC1("c1", "u1", postedLT)),
+		interim("s1", "", 8, "1"), interim("s2", "s1", 9, "2"), final("f1", "s1", 10),
+		part("p1", 11, "_:g", "1"), part("p2", 12, "_:g", "2"),
+		bot("b2", 13, `,"replyToId":"u1"`),
+	), Options{UserID: userID})
+	if len(rep.Findings) != 0 {
+		t.Fatalf("findings on a clean log: %+v", rep.Findings)
+	}
+	if rep.Summary.ServiceOrder != ServiceOrderSequenceID || rep.Summary.Activities != 8 {
+		t.Errorf("summary %+v", rep.Summary)
+	}
+}
+
+func loadEvents(t *testing.T, name string) ([]sortkeys.Event, string) {
+	t.Helper()
+	v, err := sortkeys.LoadVector(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []sortkeys.Event
+	for _, e := range v.Events {
+		evs = append(evs, e.Event)
+	}
+	return evs, v.UserID
+}
+
+// TestFieldCases turns the field reports (field/CASES.md) into findings.
+func TestFieldCases(t *testing.T) {
+	r13 := []sortkeys.Event{
+		in(`{"id":"u1","type":"message","from":{"role":"user"},"channelData":{"webchat:sequence-id":1}}`),
+		in(`{"id":"s1a","type":"typing","text":"A","channelData":{"webchat:sequence-id":2,"streamType":"streaming","streamSequence":1}}`),
+		in(`{"id":"s1b","type":"typing","text":"A b","channelData":{"webchat:sequence-id":3,"streamId":"s1a","streamType":"streaming","streamSequence":2}}`),
+		in(`{"id":"s1f","type":"message","text":"A b c","channelData":{"webchat:sequence-id":4,"streamId":"s1a","streamType":"final"}}`),
+		in(`{"id":"u2","type":"message","from":{"role":"user"},"channelData":{"webchat:sequence-id":5}}`),
+		// Variant 1: the bot gives stream 2 the first stream's id.
+		in(`{"id":"s2a","type":"typing","text":"X","channelData":{"webchat:sequence-id":6,"streamId":"s1a","streamType":"streaming","streamSequence":1}}`),
+		in(`{"id":"s2f","type":"message","text":"X y","channelData":{"webchat:sequence-id":7,"streamId":"s1a","streamType":"final"}}`),
+	}
+	r01 := []sortkeys.Event{
+		posted(`{"type":"message","localTimestamp":"2024-05-01T10:00:00.000Z","from":{"id":"u-user","name":"User","role":"user"},"text":"earlier user message","channelData":{"clientActivityID":"c0"}}`),
+		fulfilled("c0", `{"type":"message","id":"u0","timestamp":"2024-05-01T10:00:05.000Z","localTimestamp":"2024-05-01T10:00:05.000Z","from":{"id":"u-user","name":"User","role":"user"},"text":"earlier user message","channelData":{"clientActivityID":"c0","webchat:sequence-id":10}}`),
+	}
+	vec := func(name string) []sortkeys.Event { evs, _ := loadEvents(t, name); return evs }
+	cases := []struct {
+		name   string
+		events []sortkeys.Event
+		want   map[string][]string // rule → activity ids
+	}{
+		{"R01 case ii: service overwrote localTimestamp", r01, map[string][]string{LocalTimestampChanged: {"u0"}, LocalTimestampOverwritten: {"u0"}}},
+		{"R01 case ii vector", vec("r01-client-clock-skew-ii.json"), map[string][]string{LocalTimestampOverwritten: {"u0"}}},
+		{"R05 unparseable timestamp", vec("r05-unparseable-timestamp.json"), map[string][]string{TimestampUnparseable: {"m1"}}},
+		{"R13 variant 1: second stream reuses streamId", r13, map[string][]string{LivestreamAfterFinal: {"s2a", "s2f"}, TimestampMissing: {"u1", "s1a", "s1b", "s1f", "u2", "s2a", "s2f"}}},
+		{"R13 scenario A as logged", vec("r13-two-livestreams.json"), map[string][]string{LivestreamAfterFinal: nil}},
+		{"R16 string position", vec("quirk-string-position-disables-grouping.json"), map[string][]string{PositionNotNumber: {"a-00002"}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := Check(tc.events, Options{UserID: userID})
+			for rule, ids := range tc.want {
+				var got []string
+				for _, f := range rep.Findings {
+					if f.Rule == rule {
+						got = append(got, f.ActivityID)
+					}
+				}
+				if strings.Join(got, ",") != strings.Join(ids, ",") {
+					t.Errorf("%s: got %v, want %v", rule, got, ids)
+				}
+			}
+		})
+	}
+}
+
+func TestMaxPerRuleKeepsCounts(t *testing.T) {
+	var evs []sortkeys.Event
+	for i := range 10 {
+		evs = append(evs, ts(fmt.Sprint("a", i), fmt.Sprintf(`"2024-05-01T10:00:%02dZ"`, i)))
+	}
+	rep := Check(evs, Options{MaxPerRule: 3})
+	if n := rep.Summary.ByRule[TimestampNoMillis]; n != 10 {
+		t.Errorf("ByRule = %d, want 10", n)
+	}
+	got := 0
+	for _, f := range rep.Findings {
+		if f.Rule == TimestampNoMillis {
+			got++
+		}
+	}
+	if got != 3 {
+		t.Errorf("kept %d findings, want 3", got)
+	}
+	if rep.Summary.Findings != len(rep.Findings)+7 || rep.Count(Should) != rep.Summary.Findings {
+		t.Errorf("summary %+v with %d findings kept", rep.Summary, len(rep.Findings))
+	}
+}
+
+func TestProgressReachesTotal(t *testing.T) {
+	var last, total int
+	Check(events(bot("a", 1, ""), bot("b", 2, "")), Options{Progress: func(d, n int) { last, total = d, n }})
+	if last != 2 || total != 2 {
+		t.Errorf("progress ended at %d/%d", last, total)
+	}
+}
+
+// TestDocListsEveryRule keeps the package documentation's table in step with Rules.
+func TestDocListsEveryRule(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(doc), "\n")
+	for _, r := range Rules {
+		found := false
+		for _, l := range lines {
+			fields := strings.Fields(strings.TrimPrefix(l, "//"))
+			if len(fields) >= 2 && fields[0] == r.ID && fields[1] == string(r.Severity) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("doc.go has no line %q", r.ID+" "+string(r.Severity))
+		}
+	}
+}
+
+func TestInversions(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for n := range 60 {
+		ranks := rng.Perm(n)
+		var want int64
+		for i := range ranks {
+			for j := i + 1; j < len(ranks); j++ {
+				if ranks[i] > ranks[j] {
+					want++
+				}
+			}
+		}
+		if got := Inversions(ranks); got != want {
+			t.Fatalf("Inversions(%v) = %d, want %d", ranks, got, want)
+		}
+		moved := Moved(ranks)
+		last, kept := -1, 0
+		for i, m := range moved {
+			if !m {
+				if ranks[i] < last {
+					t.Fatalf("Moved(%v) keeps a decreasing pair", ranks)
+				}
+				last = ranks[i]
+				kept++
+			}
+		}
+		if kept != lis(ranks) {
+			t.Fatalf("Moved(%v) keeps %d, longest increasing run is %d", ranks, kept, lis(ranks))
+		}
+	}
+}
+
+func lis(a []int) int {
+	best := make([]int, len(a))
+	m := 0
+	for i := range a {
+		best[i] = 1
+		for j := 0; j < i; j++ {
+			if a[j] < a[i] && best[j]+1 > best[i] {
+				best[i] = best[j] + 1
+			}
+		}
+		m = max(m, best[i])
+	}
+	return m
+}
+
+func TestParseTimestamp(t *testing.T) {
+	for _, tc := range []struct {
+		s  string
+		ok bool
+	}{
+		{"2024-05-01T10:00:00.000Z", true},
+		{"2024-05-01T10:00:00Z", true},
+		{"2000-01-23T12:34:56.12345Z", true},
+		{"2025-01-01T09:00:02.000+09:00", true},
+		{"2024-05-01", true},
+		{"2024-05-01T10:00", true},
+		{"Wed, 01 May 2024 10:00:00 GMT", true},
+		{"", false},
+		{"garbage", false},
+		{"not-a-date", false},
+		{"2025-02-30T25:61:00Z", false},
+		{"2025-13-45T99:99:99Z", false},
+	} {
+		if _, ok := parseTimestamp(tc.s); ok != tc.ok {
+			t.Errorf("parseTimestamp(%q) ok = %v, want %v", tc.s, ok, tc.ok)
+		}
+	}
+	a, _ := parseTimestamp("2025-01-01T09:00:02.000+09:00")
+	b, _ := parseTimestamp("2025-01-01T00:00:02.000Z")
+	if !a.Equal(b) {
+		t.Errorf("offset not applied: %v vs %v", a, b)
+	}
+}
+
+func FuzzParseTimestamp(f *testing.F) {
+	for _, s := range []string{"2024-05-01T10:00:00.000Z", "2024-05-01T10:00:00+09:00", "garbage", "2024-13"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		parseTimestamp(s)
+		isoFraction(s)
+	})
+}
+
+func FuzzCheck(f *testing.F) {
+	f.Add(`{"type":"message","id":"a","timestamp":"2024-05-01T10:00:00.000Z","channelData":{"webchat:sequence-id":1}}`)
+	f.Add(`{"type":"typing","id":"s","channelData":{"streamType":"final","streamSequence":"x"},"entities":[{"type":"https://schema.org/Message","@id":"","@type":"Message","isPartOf":[{"@id":3}],"position":[]}]}`)
+	f.Add(`[]`)
+	f.Fuzz(func(t *testing.T, js string) {
+		rep := Check([]sortkeys.Event{in(js), in(js)}, Options{UserID: userID})
+		if rep.Summary.Findings < len(rep.Findings) {
+			t.Fatalf("summary %d < %d findings", rep.Summary.Findings, len(rep.Findings))
+		}
+	})
+}
