@@ -1,0 +1,155 @@
+// Package bolt is the store.Store on a single bbolt file.
+//
+// Writes go through one writer goroutine that commits everything queued in one transaction and
+// one fsync (group commit, see writer.go), so a durable append costs a share of an fsync. Reads
+// are bbolt read transactions and run concurrently with the writer. The bucket layout and the
+// record encoding are described in codec.go.
+package bolt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/directline-go/directline/store"
+)
+
+// Options configure a Store. The zero value is durable and uses the real clock.
+type Options struct {
+	// OnCommit, if set, receives each conversation's new entries (activities and revisions, in
+	// seq order, each once; never duplicates) after every durable commit, from the writer
+	// goroutine, before the writers are answered. It must not block.
+	OnCommit store.CommitHook
+	// Now is the clock for timestamps and creation times; nil means time.Now.
+	Now func() time.Time
+	// NoSync skips fsync on commit. Acknowledged writes may then be lost on a crash (DESIGN
+	// invariant 5 no longer holds): for benchmarks and throwaway data only.
+	NoSync bool
+	// LockTimeout bounds the wait for the file lock when another process holds the file open;
+	// 0 means 10 s.
+	LockTimeout time.Duration
+	// Logger receives storage failures; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Store is a store.Store backed by one bbolt file. Use Open; all methods are safe for
+// concurrent use.
+type Store struct {
+	db       *bolt.DB
+	now      func() time.Time
+	onCommit store.CommitHook
+	log      *slog.Logger
+
+	mu     sync.Mutex // guards queue and closed
+	queue  []*request
+	closed bool
+
+	wake    chan struct{} // a request was queued, or the store is closing
+	stopped chan struct{} // closed when the writer goroutine has exited
+
+	// decodes counts activity JSON decodes, so tests can check that reads cost O(entries read).
+	decodes atomic.Uint64
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens or creates the store file at path (mode 0600) and starts its writer.
+func Open(path string, opts Options) (*Store, error) {
+	timeout := opts.LockTimeout
+	if timeout == 0 {
+		timeout = 10 * time.Second
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{
+		Timeout:      timeout,
+		NoSync:       opts.NoSync,
+		FreelistType: bolt.FreelistMapType,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store/bolt: open %s: %w", path, err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucketIfNotExists(bucketConversations)
+		return err
+	}); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store/bolt: initialise %s: %w", path, err)
+	}
+	s := &Store{
+		db:       db,
+		now:      opts.Now,
+		onCommit: opts.OnCommit,
+		log:      opts.Logger,
+		wake:     make(chan struct{}, 1),
+		stopped:  make(chan struct{}),
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	go s.run()
+	return s, nil
+}
+
+// Close waits for the queued writes to commit and closes the file. Later calls, Close
+// included, return store.ErrClosed.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return store.ErrClosed
+	}
+	s.closed = true
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	<-s.stopped
+	return s.db.Close()
+}
+
+func (s *Store) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// view runs fn in a read transaction.
+func (s *Store) view(ctx context.Context, fn func(tx *bolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.isClosed() {
+		return store.ErrClosed
+	}
+	err := s.db.View(fn)
+	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
+		return store.ErrClosed
+	}
+	return err
+}
+
+func conversationBucket(tx *bolt.Tx, id string) (*bolt.Bucket, error) {
+	if id == "" {
+		return nil, store.ErrConversationNotFound
+	}
+	cb := tx.Bucket(bucketConversations).Bucket([]byte(id))
+	if cb == nil {
+		return nil, store.ErrConversationNotFound
+	}
+	return cb, nil
+}
+
+// nowMs is the clock in Unix milliseconds, the resolution of activity timestamps.
+func (s *Store) nowMs() int64 { return s.now().UnixMilli() }
+
+func unixNanoUTC(n int64) time.Time { return time.Unix(0, n).UTC() }

@@ -1,0 +1,178 @@
+package bolt
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/directline-go/directline/activity"
+	"github.com/directline-go/directline/store"
+)
+
+// Bucket and key names of the layout (DESIGN "Storage layout"):
+//
+//	conversations/                top-level bucket, one sub-bucket per conversation id
+//	  <conversation id>/
+//	    meta                      key: the conversation's metadata as JSON (see meta)
+//	    log/                      8-byte big-endian seq → encoded log entry (see record)
+//	    clientids/                channelData.clientActivityID → 8-byte big-endian seq
+//	    attachments/              attachment id → encoded attachment (see encodeAttachment)
+//
+// There is no separate "activity id → seq" index: an activity id is "<conversationId>|<seq>"
+// (activity.FormatID), so the id itself names the log key of the activity's original record.
+var (
+	bucketConversations = []byte("conversations")
+	bucketLog           = []byte("log")
+	bucketClientIDs     = []byte("clientids")
+	bucketAttachments   = []byte("attachments")
+	keyMeta             = []byte("meta")
+)
+
+// meta is the stored form of a conversation's metadata: the store.Conversation members plus the
+// last activity timestamp, which the next Append must exceed (DESIGN invariant 2).
+type meta struct {
+	store.Conversation
+	// LastTimestampMs is the timestamp of the newest KindActivity entry in Unix milliseconds.
+	LastTimestampMs int64 `json:"lastTimestampMs"`
+}
+
+func decodeMeta(data []byte) (meta, error) {
+	var m meta
+	if err := json.Unmarshal(data, &m); err != nil {
+		return meta{}, fmt.Errorf("store/bolt: corrupt conversation metadata: %w", err)
+	}
+	return m, nil
+}
+
+func encodeMeta(m meta) ([]byte, error) { return json.Marshal(m) }
+
+func seqKey(seq uint64) []byte {
+	var k [8]byte
+	binary.BigEndian.PutUint64(k[:], seq)
+	return k[:]
+}
+
+func keySeq(k []byte) uint64 { return binary.BigEndian.Uint64(k) }
+
+// A log record is a fixed 11-byte header followed by the activity JSON as stamped:
+//
+//	[0]     format version (recordVersion)
+//	[1]     store.EntryKind
+//	[2]     flags: flagEphemeral, flagDeleted
+//	[3:11]  big-endian seq: for KindRevision the original's seq; for KindActivity the seq of the
+//	        latest revision (0 = never revised)
+//	[11:]   activity JSON
+//
+// The header lets ReadAfter decide whether an entry is replayed without decoding JSON.
+//
+// An original record keeps the content it was first written with, so ReadLog shows the log as it
+// was written; its header is rewritten on Update (latest revision seq) and Delete (flagDeleted).
+// The latest content of a revised activity is the content of its latest revision entry, one
+// lookup away.
+const (
+	recordVersion    = 1
+	recordHeaderSize = 11
+
+	flagEphemeral = 1 << 0
+	flagDeleted   = 1 << 1
+)
+
+var errCorruptRecord = errors.New("store/bolt: corrupt log record")
+
+type header struct {
+	kind  store.EntryKind
+	flags byte
+	ref   uint64
+}
+
+func (h header) ephemeral() bool { return h.flags&flagEphemeral != 0 }
+func (h header) deleted() bool   { return h.flags&flagDeleted != 0 }
+
+func decodeHeader(v []byte) (header, error) {
+	if len(v) < recordHeaderSize || v[0] != recordVersion {
+		return header{}, errCorruptRecord
+	}
+	h := header{kind: store.EntryKind(v[1]), flags: v[2], ref: binary.BigEndian.Uint64(v[3:11])}
+	if h.kind != store.KindActivity && h.kind != store.KindRevision {
+		return header{}, errCorruptRecord
+	}
+	return h, nil
+}
+
+func encodeRecord(h header, a *activity.Activity) ([]byte, error) {
+	body, err := a.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	v := make([]byte, recordHeaderSize, recordHeaderSize+len(body))
+	putHeader(v, h)
+	return append(v, body...), nil
+}
+
+func putHeader(v []byte, h header) {
+	v[0] = recordVersion
+	v[1] = byte(h.kind)
+	v[2] = h.flags
+	binary.BigEndian.PutUint64(v[3:11], h.ref)
+}
+
+// withHeader returns a copy of record v with its header replaced (bbolt values must not be
+// modified in place).
+func withHeader(v []byte, h header) []byte {
+	c := append([]byte(nil), v...)
+	putHeader(c, h)
+	return c
+}
+
+// decodeActivity decodes the JSON of a record. The decoder copies what it keeps, so the result
+// stays valid after the transaction that v belongs to ends.
+func (s *Store) decodeActivity(v []byte) (*activity.Activity, error) {
+	s.decodes.Add(1)
+	a, err := activity.Decode(v[recordHeaderSize:])
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errCorruptRecord, err)
+	}
+	return a, nil
+}
+
+// An attachment is stored as a 4-byte big-endian length, that many bytes of JSON metadata, then
+// the raw data, so large files are not base64-encoded.
+type attachmentMeta struct {
+	ContentType string `json:"contentType,omitempty"`
+	Name        string `json:"name,omitempty"`
+	Created     int64  `json:"created"`
+}
+
+func encodeAttachment(att store.Attachment) ([]byte, error) {
+	m, err := json.Marshal(attachmentMeta{ContentType: att.ContentType, Name: att.Name, Created: att.Created.UnixNano()})
+	if err != nil {
+		return nil, err
+	}
+	v := make([]byte, 4, 4+len(m)+len(att.Data))
+	binary.BigEndian.PutUint32(v, uint32(len(m)))
+	v = append(v, m...)
+	return append(v, att.Data...), nil
+}
+
+func decodeAttachment(id string, v []byte) (store.Attachment, error) {
+	corrupt := fmt.Errorf("store/bolt: corrupt attachment %q", id)
+	if len(v) < 4 {
+		return store.Attachment{}, corrupt
+	}
+	n := binary.BigEndian.Uint32(v)
+	if uint64(len(v)-4) < uint64(n) {
+		return store.Attachment{}, corrupt
+	}
+	var m attachmentMeta
+	if err := json.Unmarshal(v[4:4+n], &m); err != nil {
+		return store.Attachment{}, corrupt
+	}
+	return store.Attachment{
+		ID:          id,
+		ContentType: m.ContentType,
+		Name:        m.Name,
+		Data:        append([]byte{}, v[4+n:]...),
+		Created:     unixNanoUTC(m.Created),
+	}, nil
+}

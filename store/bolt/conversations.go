@@ -1,0 +1,165 @@
+package bolt
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/directline-go/directline/store"
+)
+
+// errConflict: the metadata changed between UpdateConversation's read and its write.
+var errConflict = errors.New("store/bolt: conversation changed concurrently")
+
+// CreateConversation creates c (Created defaults to the clock; LastSeq is ignored) if no
+// conversation with c.ID exists, and returns the stored conversation and whether it was created
+// now. An empty c.ID, or one longer than bbolt's key limit (32 KiB), is an error.
+func (s *Store) CreateConversation(ctx context.Context, c store.Conversation) (store.Conversation, bool, error) {
+	if c.ID == "" || len(c.ID) > bolt.MaxKeySize {
+		return store.Conversation{}, false, fmt.Errorf("store/bolt: conversation id must be 1 to %d bytes", bolt.MaxKeySize)
+	}
+	c = cloneConversation(c)
+	c.LastSeq = 0
+	if c.Created.IsZero() {
+		c.Created = s.now()
+	}
+	c.Created = c.Created.UTC().Round(0)
+	var (
+		stored  store.Conversation
+		created bool
+	)
+	err := s.submit(ctx, func(b *batch) error {
+		if cs, err := b.conv(c.ID); err == nil {
+			stored = cloneConversation(cs.m.Conversation)
+			return nil
+		} else if !errors.Is(err, store.ErrConversationNotFound) {
+			return err
+		}
+		cb, err := b.root.CreateBucket([]byte(c.ID))
+		if err != nil {
+			return fatal(err)
+		}
+		cs := &convState{id: c.ID, bucket: cb, m: meta{Conversation: c}, dirty: true}
+		for _, sub := range []struct {
+			name []byte
+			dst  **bolt.Bucket
+		}{{bucketLog, &cs.log}, {bucketClientIDs, &cs.clientIDs}, {bucketAttachments, &cs.attachments}} {
+			if *sub.dst, err = cb.CreateBucket(sub.name); err != nil {
+				return fatal(err)
+			}
+		}
+		b.convs[c.ID] = cs
+		stored, created = cloneConversation(c), true
+		return nil
+	})
+	if err != nil {
+		return store.Conversation{}, false, err
+	}
+	return stored, created, nil
+}
+
+// Conversation returns a conversation's metadata, or store.ErrConversationNotFound.
+func (s *Store) Conversation(ctx context.Context, id string) (store.Conversation, error) {
+	var c store.Conversation
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		cb, err := conversationBucket(tx, id)
+		if err != nil {
+			return err
+		}
+		m, err := decodeMeta(cb.Get(keyMeta))
+		c = m.Conversation
+		return err
+	})
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	return c, nil
+}
+
+// UpdateConversation applies fn to a copy of the stored metadata and stores the result, unless
+// the metadata changed meanwhile, in which case it reads again and runs fn again (optimistic
+// concurrency: fn runs outside the writer goroutine, so a slow or panicking fn cannot stall other
+// writes). ID and LastSeq changes are ignored. Errors: store.ErrConversationNotFound, fn's error.
+func (s *Store) UpdateConversation(ctx context.Context, id string, fn func(*store.Conversation) error) (store.Conversation, error) {
+	for {
+		cur, err := s.Conversation(ctx, id)
+		if err != nil {
+			return store.Conversation{}, err
+		}
+		next := cloneConversation(cur)
+		if err := fn(&next); err != nil {
+			return store.Conversation{}, err
+		}
+		next.ID = id
+		next.Created = next.Created.UTC().Round(0)
+		var stored store.Conversation
+		err = s.submit(ctx, func(b *batch) error {
+			cs, err := b.conv(id)
+			if err != nil {
+				return err
+			}
+			if !sameMetadata(cs.m.Conversation, cur) {
+				return errConflict
+			}
+			next.LastSeq = cs.m.LastSeq
+			cs.m.Conversation = next
+			cs.dirty = true
+			stored = cloneConversation(next)
+			return nil
+		})
+		if errors.Is(err, errConflict) {
+			continue
+		}
+		if err != nil {
+			return store.Conversation{}, err
+		}
+		return stored, nil
+	}
+}
+
+// sameMetadata compares two conversations' metadata, ignoring LastSeq, which appends change
+// without touching the rest.
+func sameMetadata(a, b store.Conversation) bool {
+	a.LastSeq, b.LastSeq = 0, 0
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
+}
+
+// Conversations lists conversations with id > after in id order (bytewise), at most limit
+// (limit <= 0: all).
+func (s *Store) Conversations(ctx context.Context, after string, limit int) ([]store.Conversation, error) {
+	var out []store.Conversation
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		root := tx.Bucket(bucketConversations)
+		c := root.Cursor()
+		k, v := c.Seek([]byte(after))
+		if k != nil && string(k) == after {
+			k, v = c.Next()
+		}
+		for ; k != nil && (limit <= 0 || len(out) < limit); k, v = c.Next() {
+			if v != nil {
+				continue // not a bucket
+			}
+			m, err := decodeMeta(root.Bucket(k).Get(keyMeta))
+			if err != nil {
+				return err
+			}
+			out = append(out, m.Conversation)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func cloneConversation(c store.Conversation) store.Conversation {
+	c.Members = slices.Clone(c.Members)
+	c.Properties = maps.Clone(c.Properties)
+	return c
+}

@@ -1,0 +1,379 @@
+package bolt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/directline-go/directline/activity"
+	"github.com/directline-go/directline/store"
+)
+
+// Append stores a copy of a as the conversation's next entry: seq = LastSeq+1, id =
+// activity.FormatID(conversation, seq), timestamp = the clock in ms, bumped to 1 ms after the
+// previous activity's when the clock has not advanced (or went back), and
+// channelData["webchat:sequence-id"] = seq (DESIGN invariants 1, 2, 4). Typing activities are
+// stored as ephemeral entries (invariant 8). It returns after the commit is on disk.
+//
+// If channelData.clientActivityID is already in the conversation, the result is the original
+// entry as first written with Duplicate set, nothing is stored and the commit hook is not called
+// (invariant 6). Errors: store.ErrConversationNotFound, store.ErrClosed, ctx's error if it ends
+// before the request is queued, storage errors.
+func (s *Store) Append(ctx context.Context, conversationID string, a *activity.Activity) (store.AppendResult, error) {
+	if a == nil {
+		return store.AppendResult{}, errors.New("store/bolt: nil activity")
+	}
+	in := a.Clone()
+	cid := in.ClientActivityID()
+	if len(cid) > bolt.MaxKeySize {
+		return store.AppendResult{}, fmt.Errorf("store/bolt: clientActivityID longer than %d bytes", bolt.MaxKeySize)
+	}
+	var res store.AppendResult
+	err := s.submit(ctx, func(b *batch) error {
+		c, err := b.conv(conversationID)
+		if err != nil {
+			return err
+		}
+		if cid != "" {
+			if k := c.clientIDs.Get([]byte(cid)); k != nil {
+				e, err := s.readRecord(c.log, keySeq(k))
+				if err != nil {
+					return err
+				}
+				res = store.AppendResult{Entry: e, Duplicate: true}
+				return nil
+			}
+		}
+		seq := c.m.LastSeq + 1
+		ms := max(s.nowMs(), c.m.LastTimestampMs+1)
+		in.Stamp(activity.FormatID(conversationID, seq), seq, activity.FormatTimestamp(time.UnixMilli(ms)))
+		h := header{kind: store.KindActivity}
+		if in.IsTyping() {
+			h.flags |= flagEphemeral
+		}
+		rec, err := encodeRecord(h, in)
+		if err != nil {
+			return err
+		}
+		key := seqKey(seq)
+		if err := c.log.Put(key, rec); err != nil {
+			return fatal(err)
+		}
+		if cid != "" {
+			if err := c.clientIDs.Put([]byte(cid), key); err != nil {
+				return fatal(err)
+			}
+		}
+		c.m.LastSeq, c.m.LastTimestampMs, c.dirty = seq, ms, true
+		e := store.Entry{Seq: seq, Kind: store.KindActivity, Activity: in, Ephemeral: h.ephemeral()}
+		b.emit(c, e)
+		res = store.AppendResult{Entry: e}
+		return nil
+	})
+	if err != nil {
+		return store.AppendResult{}, err
+	}
+	return res, nil
+}
+
+// originalSeq maps an activity id of the conversation to the seq of its original record.
+func originalSeq(conversationID, activityID string) (uint64, error) {
+	conv, seq, err := activity.ParseID(activityID)
+	if err != nil || conv != conversationID || seq == 0 {
+		return 0, store.ErrActivityNotFound
+	}
+	return seq, nil
+}
+
+// liveOriginal returns the original record with seq oseq if it is an undeleted activity.
+func liveOriginal(log *bolt.Bucket, oseq uint64) ([]byte, header, error) {
+	v := log.Get(seqKey(oseq))
+	if v == nil {
+		return nil, header{}, store.ErrActivityNotFound
+	}
+	h, err := decodeHeader(v)
+	if err != nil {
+		return nil, header{}, err
+	}
+	if h.kind != store.KindActivity || h.deleted() {
+		return nil, header{}, store.ErrActivityNotFound
+	}
+	return v, h, nil
+}
+
+// Update appends a KindRevision entry (the next seq, a new watermark) holding a copy of revised
+// stamped with the original's id, timestamp and sequence id, and makes it the activity's latest
+// revision: history shows it at the original's place (DESIGN invariant 9, field case R12). The
+// revision is ephemeral if revised is a typing activity. Errors: store.ErrConversationNotFound,
+// store.ErrActivityNotFound (no such activity, an id that is not "<conversationId>|<seq>", or a
+// deleted activity), store.ErrClosed, storage errors.
+func (s *Store) Update(ctx context.Context, conversationID, activityID string, revised *activity.Activity) (store.Entry, error) {
+	if revised == nil {
+		return store.Entry{}, errors.New("store/bolt: nil activity")
+	}
+	oseq, err := originalSeq(conversationID, activityID)
+	if err != nil {
+		if _, cerr := s.Conversation(ctx, conversationID); cerr != nil {
+			return store.Entry{}, cerr
+		}
+		return store.Entry{}, err
+	}
+	in := revised.Clone()
+	var res store.Entry
+	err = s.submit(ctx, func(b *batch) error {
+		c, err := b.conv(conversationID)
+		if err != nil {
+			return err
+		}
+		orig, oh, err := liveOriginal(c.log, oseq)
+		if err != nil {
+			return err
+		}
+		var stamped struct {
+			Timestamp string `json:"timestamp"`
+		}
+		if err := json.Unmarshal(orig[recordHeaderSize:], &stamped); err != nil {
+			return fmt.Errorf("%w: %v", errCorruptRecord, err)
+		}
+		seq := c.m.LastSeq + 1
+		in.Stamp(activity.FormatID(conversationID, oseq), oseq, stamped.Timestamp)
+		h := header{kind: store.KindRevision, ref: oseq}
+		if in.IsTyping() {
+			h.flags |= flagEphemeral
+		}
+		rec, err := encodeRecord(h, in)
+		if err != nil {
+			return err
+		}
+		if err := c.log.Put(seqKey(seq), rec); err != nil {
+			return fatal(err)
+		}
+		oh.ref = seq
+		if err := c.log.Put(seqKey(oseq), withHeader(orig, oh)); err != nil {
+			return fatal(err)
+		}
+		c.m.LastSeq, c.dirty = seq, true
+		res = store.Entry{Seq: seq, Kind: store.KindRevision, Activity: in, Ephemeral: h.ephemeral()}
+		b.emit(c, res)
+		return nil
+	})
+	if err != nil {
+		return store.Entry{}, err
+	}
+	return res, nil
+}
+
+// Delete marks the activity deleted: ReadAfter and Activity no longer return it, ReadLog still
+// does. It takes no seq and produces no entry, so the commit hook is not called: live clients
+// keep what they were shown (Web Chat has no delete semantics, field case R12). The
+// clientActivityID stays indexed, so a late resend of the deleted activity is still a duplicate.
+// Errors: as Update.
+func (s *Store) Delete(ctx context.Context, conversationID, activityID string) error {
+	oseq, err := originalSeq(conversationID, activityID)
+	if err != nil {
+		if _, cerr := s.Conversation(ctx, conversationID); cerr != nil {
+			return cerr
+		}
+		return err
+	}
+	return s.submit(ctx, func(b *batch) error {
+		c, err := b.conv(conversationID)
+		if err != nil {
+			return err
+		}
+		orig, oh, err := liveOriginal(c.log, oseq)
+		if err != nil {
+			return err
+		}
+		oh.flags |= flagDeleted
+		return fatal(c.log.Put(seqKey(oseq), withHeader(orig, oh)))
+	})
+}
+
+// Activity returns the latest revision of one activity. Errors: store.ErrConversationNotFound,
+// store.ErrActivityNotFound (also for deleted activities), store.ErrClosed.
+func (s *Store) Activity(ctx context.Context, conversationID, activityID string) (*activity.Activity, error) {
+	var a *activity.Activity
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		cb, err := conversationBucket(tx, conversationID)
+		if err != nil {
+			return err
+		}
+		oseq, err := originalSeq(conversationID, activityID)
+		if err != nil {
+			return err
+		}
+		log := cb.Bucket(bucketLog)
+		v, h, err := liveOriginal(log, oseq)
+		if err != nil {
+			return err
+		}
+		if h.ref != 0 {
+			if v = log.Get(seqKey(h.ref)); v == nil {
+				return errCorruptRecord
+			}
+		}
+		a, err = s.decodeActivity(v)
+		return err
+	})
+	return a, err
+}
+
+// readRecord decodes the log record at seq as written.
+func (s *Store) readRecord(log *bolt.Bucket, seq uint64) (store.Entry, error) {
+	v := log.Get(seqKey(seq))
+	if v == nil {
+		return store.Entry{}, fmt.Errorf("%w: missing seq %d", errCorruptRecord, seq)
+	}
+	return s.entry(seq, v)
+}
+
+func (s *Store) entry(seq uint64, v []byte) (store.Entry, error) {
+	h, err := decodeHeader(v)
+	if err != nil {
+		return store.Entry{}, err
+	}
+	a, err := s.decodeActivity(v)
+	if err != nil {
+		return store.Entry{}, err
+	}
+	return store.Entry{Seq: seq, Kind: h.kind, Activity: a, Ephemeral: h.ephemeral()}, nil
+}
+
+// ReadAfter returns history after watermark (Direct Line 3.0: GET activities?watermark=W, and
+// stream resumption), at most limit entries (limit <= 0: no limit), in seq order:
+//
+//   - an original record after watermark is returned at its seq with its latest revision's
+//     content, unless it is deleted or that content is ephemeral;
+//   - a revision entry after watermark is returned only when its original is at or before
+//     watermark (the reader already has an older revision), it is the latest revision, it is
+//     not ephemeral and the activity is not deleted; so each activity comes once, at its
+//     original place when the reader has not seen it yet (DESIGN invariant 9, R12);
+//   - ephemeral entries are skipped (invariant 8, R24) but covered by the watermark.
+//
+// The returned watermark is the seq of the last entry looked at; when the end of the log is
+// reached it is max(LastSeq, watermark). The cost is one cursor seek plus the entries after
+// watermark that are looked at (and one lookup per revised activity), whatever the history
+// before watermark. Errors: store.ErrConversationNotFound, store.ErrClosed.
+func (s *Store) ReadAfter(ctx context.Context, conversationID string, watermark uint64, limit int) ([]store.Entry, uint64, error) {
+	var (
+		out  []store.Entry
+		next uint64
+	)
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		cb, err := conversationBucket(tx, conversationID)
+		if err != nil {
+			return err
+		}
+		log := cb.Bucket(bucketLog)
+		c := log.Cursor()
+		next = watermark
+		if watermark == math.MaxUint64 {
+			return nil
+		}
+		k, v := c.Seek(seqKey(watermark + 1))
+		for ; k != nil; k, v = c.Next() {
+			if limit > 0 && len(out) >= limit {
+				return nil
+			}
+			seq := keySeq(k)
+			next = seq
+			e, ok, err := s.replayed(log, watermark, seq, v)
+			if err != nil {
+				return err
+			}
+			if ok {
+				out = append(out, e)
+			}
+		}
+		m, err := decodeMeta(cb.Get(keyMeta))
+		if err != nil {
+			return err
+		}
+		next = max(next, m.LastSeq)
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return out, next, nil
+}
+
+// replayed decides whether the record v at seq is part of history for a reader at watermark, and
+// decodes it if so (see ReadAfter).
+func (s *Store) replayed(log *bolt.Bucket, watermark, seq uint64, v []byte) (store.Entry, bool, error) {
+	h, err := decodeHeader(v)
+	if err != nil {
+		return store.Entry{}, false, err
+	}
+	kind := h.kind
+	switch kind {
+	case store.KindActivity:
+		if h.deleted() {
+			return store.Entry{}, false, nil
+		}
+		if h.ref != 0 {
+			if v = log.Get(seqKey(h.ref)); v == nil {
+				return store.Entry{}, false, errCorruptRecord
+			}
+			if h, err = decodeHeader(v); err != nil {
+				return store.Entry{}, false, err
+			}
+		}
+	default:
+		if h.ref > watermark {
+			return store.Entry{}, false, nil // returned at the original's place
+		}
+		ov := log.Get(seqKey(h.ref))
+		if ov == nil {
+			return store.Entry{}, false, errCorruptRecord
+		}
+		oh, err := decodeHeader(ov)
+		if err != nil {
+			return store.Entry{}, false, err
+		}
+		if oh.deleted() || oh.ref != seq {
+			return store.Entry{}, false, nil
+		}
+	}
+	if h.ephemeral() {
+		return store.Entry{}, false, nil
+	}
+	a, err := s.decodeActivity(v)
+	if err != nil {
+		return store.Entry{}, false, err
+	}
+	return store.Entry{Seq: seq, Kind: kind, Activity: a}, true, nil
+}
+
+// ReadLog returns every entry after watermark as written, at most limit (limit <= 0: no limit),
+// in seq order: ephemeral entries, superseded revisions and deleted activities included, and an
+// original record with the content it was first written with. For export and replay. Errors:
+// store.ErrConversationNotFound, store.ErrClosed.
+func (s *Store) ReadLog(ctx context.Context, conversationID string, watermark uint64, limit int) ([]store.Entry, error) {
+	var out []store.Entry
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		cb, err := conversationBucket(tx, conversationID)
+		if err != nil {
+			return err
+		}
+		if watermark == math.MaxUint64 {
+			return nil
+		}
+		c := cb.Bucket(bucketLog).Cursor()
+		for k, v := c.Seek(seqKey(watermark + 1)); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Next() {
+			e, err := s.entry(keySeq(k), v)
+			if err != nil {
+				return err
+			}
+			out = append(out, e)
+		}
+		return nil
+	})
+	return out, err
+}

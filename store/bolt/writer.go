@@ -1,0 +1,207 @@
+package bolt
+
+import (
+	"context"
+	"errors"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/directline-go/directline/store"
+)
+
+// Group commit. Every write is a request queued for one writer goroutine, which takes everything
+// queued (up to maxBatch requests) and runs it in one bbolt write transaction: many appends to
+// many conversations share one fsync. A request that fails on its own input (unknown
+// conversation, unknown activity, a conflict) records its error and leaves the transaction
+// untouched, so it does not fail the others; only a storage error (a failed Put or commit) fails
+// the whole batch, and then bbolt's rollback takes every seq of the batch with it (DESIGN
+// invariant 1).
+//
+// Request functions run on the writer goroutine only, so they need no locking; caller code (such
+// as UpdateConversation's fn) never runs there.
+
+// maxBatch bounds one transaction, so one commit's memory and latency stay bounded however long
+// the queue gets.
+const maxBatch = 1024
+
+type request struct {
+	// op runs inside the batch transaction. It must validate before it mutates: an error it
+	// returns is the request's own, unless it is a *storageError, which fails the batch.
+	op   func(b *batch) error
+	err  error
+	done chan struct{}
+}
+
+// storageError marks an error that leaves the transaction in an unknown state.
+type storageError struct{ err error }
+
+func (e *storageError) Error() string { return e.err.Error() }
+func (e *storageError) Unwrap() error { return e.err }
+
+func fatal(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &storageError{err: err}
+}
+
+// batch is the state of one write transaction.
+type batch struct {
+	s     *Store
+	root  *bolt.Bucket
+	convs map[string]*convState
+	// order lists the conversations with new entries, in the order of their first new entry.
+	order []*convState
+}
+
+// convState caches a conversation's buckets and metadata for the duration of one batch; the
+// metadata is decoded once and written back once per batch.
+type convState struct {
+	id          string
+	bucket      *bolt.Bucket
+	log         *bolt.Bucket
+	clientIDs   *bolt.Bucket
+	attachments *bolt.Bucket
+	m           meta
+	dirty       bool
+	// entries are the batch's new entries for the commit hook, in seq order.
+	entries []store.Entry
+}
+
+// conv returns the batch's state for a conversation, or store.ErrConversationNotFound.
+func (b *batch) conv(id string) (*convState, error) {
+	if c, ok := b.convs[id]; ok {
+		return c, nil
+	}
+	cb := b.root.Bucket([]byte(id))
+	if cb == nil {
+		return nil, store.ErrConversationNotFound
+	}
+	m, err := decodeMeta(cb.Get(keyMeta))
+	if err != nil {
+		return nil, err
+	}
+	c := &convState{
+		id:          id,
+		bucket:      cb,
+		log:         cb.Bucket(bucketLog),
+		clientIDs:   cb.Bucket(bucketClientIDs),
+		attachments: cb.Bucket(bucketAttachments),
+		m:           m,
+	}
+	if c.log == nil || c.clientIDs == nil || c.attachments == nil {
+		return nil, errors.New("store/bolt: conversation " + id + " is missing a bucket")
+	}
+	b.convs[id] = c
+	return c, nil
+}
+
+// emit records a new entry for the commit hook. The hook gets its own copy of the activity, so
+// fan-out never shares memory with the caller's result.
+func (b *batch) emit(c *convState, e store.Entry) {
+	if b.s.onCommit == nil {
+		return
+	}
+	if len(c.entries) == 0 {
+		b.order = append(b.order, c)
+	}
+	e.Activity = e.Activity.Clone()
+	c.entries = append(c.entries, e)
+}
+
+// flush writes back the metadata changed in this batch.
+func (b *batch) flush() error {
+	for _, c := range b.convs {
+		if !c.dirty {
+			continue
+		}
+		v, err := encodeMeta(c.m)
+		if err != nil {
+			return err
+		}
+		if err := c.bucket.Put(keyMeta, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// submit queues op and waits for its batch to commit. A cancelled ctx is honoured until the
+// request is queued; after that the request completes, so the caller learns its outcome.
+func (s *Store) submit(ctx context.Context, op func(b *batch) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r := &request{op: op, done: make(chan struct{})}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return store.ErrClosed
+	}
+	s.queue = append(s.queue, r)
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	<-r.done
+	return r.err
+}
+
+// run is the writer goroutine. It exits once the store is closed and the queue is drained.
+func (s *Store) run() {
+	defer close(s.stopped)
+	for {
+		s.mu.Lock()
+		reqs := s.queue
+		if len(reqs) > maxBatch {
+			reqs = reqs[:maxBatch:maxBatch]
+			s.queue = s.queue[maxBatch:]
+		} else {
+			s.queue = nil
+		}
+		closed := s.closed
+		s.mu.Unlock()
+		if len(reqs) == 0 {
+			if closed {
+				return
+			}
+			<-s.wake
+			continue
+		}
+		s.commit(reqs)
+	}
+}
+
+// commit runs one batch: all requests in one transaction, one fsync, then the commit hook per
+// conversation in seq order, then the callers are woken.
+func (s *Store) commit(reqs []*request) {
+	b := &batch{s: s, convs: make(map[string]*convState)}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b.root = tx.Bucket(bucketConversations)
+		for _, r := range reqs {
+			err := r.op(b)
+			var se *storageError
+			if errors.As(err, &se) {
+				return se.err
+			}
+			r.err = err
+		}
+		return b.flush()
+	})
+	if err != nil {
+		s.log.Error("store commit failed", "requests", len(reqs), "err", err)
+		for _, r := range reqs {
+			if r.err == nil {
+				r.err = err
+			}
+		}
+	} else if s.onCommit != nil {
+		for _, c := range b.order {
+			s.onCommit(c.id, c.entries)
+		}
+	}
+	for _, r := range reqs {
+		close(r.done)
+	}
+}
