@@ -1,0 +1,344 @@
+package directline
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// jwtClaims decodes a token's claims without verifying it, as Web Chat does.
+func jwtClaims(t *testing.T, token string) map[string]any {
+	t.Helper()
+	m := jwt.MapClaims{}
+	if _, _, err := jwt.NewParser().ParseUnverified(token, m); err != nil {
+		t.Fatalf("token %q: %v", token, err)
+	}
+	return m
+}
+
+// checkStreamURL checks an absolute ws:// streamUrl of conv carrying watermark and a t= credential
+// that expires 60 s after it was issued, and returns its query.
+func checkStreamURL(t *testing.T, e *env, streamURL, conv, watermark string) url.Values {
+	t.Helper()
+	u, err := url.Parse(streamURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantPrefix := "ws://" + e.ts.Listener.Addr().String() + BasePath + "/conversations/" + conv + "/stream"
+	if !strings.HasPrefix(streamURL, wantPrefix+"?") {
+		t.Fatalf("streamUrl %s, want prefix %s", streamURL, wantPrefix)
+	}
+	q := u.Query()
+	if got := q.Get("watermark"); got != watermark {
+		t.Fatalf("streamUrl watermark %q, want %q", got, watermark)
+	}
+	c := jwtClaims(t, q.Get("t"))
+	if c["conv"] != conv || c["use"] != useStream {
+		t.Fatalf("stream credential claims %v", c)
+	}
+	if exp, nbf := c["exp"].(float64), c["nbf"].(float64); exp-nbf != 60 {
+		t.Fatalf("stream credential lifetime %v s, want 60", exp-nbf)
+	}
+	if _, ok := c["texp"].(float64); !ok {
+		t.Fatalf("stream credential without the conversation token's expiry: %v", c)
+	}
+	return q
+}
+
+// TestFlow walks Web Chat's session with a generated token: generate, start (201), start again
+// (200), post, read history, resume with a watermark, refresh, and the echo on the stream.
+func TestFlow(t *testing.T) {
+	e := newEnv(t)
+
+	r := e.do(request{method: http.MethodPost, path: "/tokens/generate", auth: testSecret, body: `{"User":{"Id":"dl_alice","Name":"Alice"}}`})
+	mustStatus(t, r, http.StatusOK)
+	var gen conversationResponse
+	r.decode(t, &gen)
+	if gen.ConversationID == "" || gen.Token == "" || gen.ExpiresIn != 1800 || gen.StreamURL != "" {
+		t.Fatalf("generate: %s", r.body)
+	}
+	if c := jwtClaims(t, gen.Token); c["conv"] != gen.ConversationID || c["user"] != "dl_alice" || c["nbf"] == nil || c["exp"] == nil {
+		t.Fatalf("generated token claims %v", c)
+	}
+	conv := gen.ConversationID
+
+	r = e.do(request{method: http.MethodPost, path: "/conversations", auth: gen.Token, body: `{"user":{"id":"r_page"},"locale":"en-US"}`})
+	mustStatus(t, r, http.StatusCreated)
+	var start conversationResponse
+	r.decode(t, &start)
+	if start.ConversationID != conv || start.Token == "" || start.ExpiresIn != 1800 {
+		t.Fatalf("start: %s", r.body)
+	}
+	checkStreamURL(t, e, start.StreamURL, conv, "-")
+	if c := jwtClaims(t, start.Token); c["user"] != "dl_alice" {
+		t.Fatalf("start token user %v, want the generated token's dl_alice", c["user"])
+	}
+
+	r = e.do(request{method: http.MethodPost, path: "/conversations", auth: gen.Token})
+	mustStatus(t, r, http.StatusOK)
+
+	ws := e.dial(start.StreamURL)
+	id := e.post(start.Token, conv, map[string]any{"type": "message", "text": "hello", "from": map[string]string{"id": "someone-else"}, "channelData": map[string]string{"clientActivityID": "c1"}})
+	if want := conv + "|0000001"; id != want {
+		t.Fatalf("id %q, want %q", id, want)
+	}
+	echoed, wm := readActivities(t, ws, 1)
+	if echoed[0]["id"] != id || wm != "1" {
+		t.Fatalf("stream echo %v watermark %s", echoed[0], wm)
+	}
+	if from := echoed[0]["from"].(map[string]any); from["id"] != "dl_alice" || from["role"] != "user" {
+		t.Fatalf("from %v: the bound user must replace the client's from.id", from)
+	}
+
+	acts, wm := e.history(start.Token, conv, "")
+	if len(acts) != 1 || acts[0]["id"] != id || wm != "1" {
+		t.Fatalf("history %v watermark %s", acts, wm)
+	}
+	if acts[0]["channelId"] != "directline" || acts[0]["serviceUrl"] != e.ts.URL+"/" ||
+		acts[0]["conversation"].(map[string]any)["id"] != conv {
+		t.Fatalf("service-owned fields: %v", acts[0])
+	}
+	id2 := e.post(start.Token, conv, map[string]any{"type": "message", "text": "second"})
+
+	// Resume after watermark 1: the new streamUrl carries it, and the stream replays only id2.
+	r = e.do(request{method: http.MethodGet, path: "/conversations/" + conv + "?watermark=1", auth: start.Token})
+	mustStatus(t, r, http.StatusOK)
+	var re conversationResponse
+	r.decode(t, &re)
+	if re.ConversationID != conv || re.Token == "" {
+		t.Fatalf("reconnect: %s", r.body)
+	}
+	checkStreamURL(t, e, re.StreamURL, conv, "1")
+	resumed, wm := readActivities(t, e.dial(re.StreamURL), 1)
+	if resumed[0]["id"] != id2 || wm != "2" {
+		t.Fatalf("resumed stream %v watermark %s, want only %s", resumed, wm, id2)
+	}
+
+	r = e.do(request{method: http.MethodPost, path: "/tokens/refresh", auth: start.Token})
+	mustStatus(t, r, http.StatusOK)
+	var ref conversationResponse
+	r.decode(t, &ref)
+	if ref.ConversationID != conv || ref.Token == "" || ref.Token == start.Token || ref.ExpiresIn != 1800 {
+		t.Fatalf("refresh: %s", r.body)
+	}
+	if c := jwtClaims(t, ref.Token); c["user"] != "dl_alice" || c["conv"] != conv {
+		t.Fatalf("refreshed claims %v", c)
+	}
+	acts, _ = e.history(ref.Token, conv, "1")
+	if len(acts) != 1 || acts[0]["id"] != id2 {
+		t.Fatalf("history after 1 with refreshed token: %v", acts)
+	}
+}
+
+// TestStartWithSecret: a secret starts a new conversation each time (201), binding the body's user
+// (given PascalCase, as in the Direct Line docs' samples).
+func TestStartWithSecret(t *testing.T) {
+	e := newEnv(t)
+	r := e.do(request{method: http.MethodPost, path: "/conversations", auth: testSecret, body: `{"User":{"Id":"dl_x"}}`})
+	mustStatus(t, r, http.StatusCreated)
+	var a conversationResponse
+	r.decode(t, &a)
+	checkStreamURL(t, e, a.StreamURL, a.ConversationID, "-")
+	if c := jwtClaims(t, a.Token); c["user"] != "dl_x" || c["conv"] != a.ConversationID {
+		t.Fatalf("claims %v", c)
+	}
+	b := e.startConversation("")
+	if b.ConversationID == a.ConversationID {
+		t.Fatal("a secret start must create a new conversation")
+	}
+	if c := jwtClaims(t, b.Token); c["user"] != nil {
+		t.Fatalf("unbound start: token has user %v", c["user"])
+	}
+}
+
+// TestTokenExpiryR10 follows field case R10 with a fake clock and a 1800 s token lifetime.
+func TestTokenExpiryR10(t *testing.T) {
+	clock := &fakeClock{t: time.Now()}
+	t0 := clock.Now()
+	e := newEnv(t, func(o *Options) { o.Now = clock.Now; o.TokenLifetime = 1800 * time.Second })
+
+	r := e.do(request{method: http.MethodPost, path: "/tokens/generate", auth: testSecret})
+	mustStatus(t, r, http.StatusOK)
+	var t1 conversationResponse
+	r.decode(t, &t1)
+	conv := t1.ConversationID
+	mustStatus(t, e.do(request{method: http.MethodPost, path: "/conversations", auth: t1.Token}), http.StatusCreated)
+	for i := 0; i < 5; i++ {
+		e.post(testSecret, conv, map[string]any{"type": "message", "text": "m", "from": map[string]string{"id": "u1"}})
+	}
+
+	// Step 2: refresh at t=1500 s works, same conversation.
+	clock.Set(t0.Add(1500 * time.Second))
+	r = e.do(request{method: http.MethodPost, path: "/tokens/refresh", auth: t1.Token})
+	mustStatus(t, r, http.StatusOK)
+	var t2 conversationResponse
+	r.decode(t, &t2)
+	if t2.ConversationID != conv || t2.ExpiresIn != 1800 {
+		t.Fatalf("refresh at 1500 s: %s", r.body)
+	}
+
+	// Steps 3 and 4: at t=1900 s the old token is expired: 403 TokenExpired JSON for refresh and
+	// for reconnect; the refreshed token still works.
+	clock.Set(t0.Add(1900 * time.Second))
+	for _, rq := range []request{
+		{method: http.MethodPost, path: "/tokens/refresh", auth: t1.Token},
+		{method: http.MethodGet, path: "/conversations/" + conv + "?watermark=5", auth: t1.Token},
+	} {
+		r := e.do(rq)
+		mustStatus(t, r, http.StatusForbidden)
+		if code := r.errorCode(t); code != CodeTokenExpired {
+			t.Fatalf("%s %s: code %s", rq.method, rq.path, code)
+		}
+	}
+	mustStatus(t, e.do(request{method: http.MethodGet, path: "/conversations/" + conv + "?watermark=5", auth: t2.Token}), http.StatusOK)
+
+	// Step 6: a secret reconnect returns a new token bound to the conversation and a streamUrl
+	// resuming after watermark 5; the history continues there.
+	r = e.do(request{method: http.MethodGet, path: "/conversations/" + conv + "?watermark=5", auth: testSecret})
+	mustStatus(t, r, http.StatusOK)
+	var t3 conversationResponse
+	r.decode(t, &t3)
+	if t3.ConversationID != conv || jwtClaims(t, t3.Token)["conv"] != conv {
+		t.Fatalf("secret reconnect: %s", r.body)
+	}
+	checkStreamURL(t, e, t3.StreamURL, conv, "5")
+	id := e.post(t3.Token, conv, map[string]any{"type": "message", "text": "after", "from": map[string]string{"id": "u1"}})
+	acts, wm := e.history(t3.Token, conv, "5")
+	if len(acts) != 1 || acts[0]["id"] != id || wm != "6" {
+		t.Fatalf("history after 5: %v %s", acts, wm)
+	}
+
+	// A stream credential older than 60 s is refused.
+	clock.Set(t0.Add(1900*time.Second + 61*time.Second))
+	r = e.do(request{method: http.MethodGet, path: strings.Replace(t3.StreamURL, "ws://", "http://", 1)})
+	mustStatus(t, r, http.StatusForbidden)
+}
+
+var timestampRE = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
+
+// TestClientFieldsSurviveR01R22: what the client sent comes back byte-identical in history and on
+// the stream; the service stamps server UTC timestamps and integer sequence ids (R05-B); the POST's
+// id equals the echo's id (R01-B, R04).
+func TestClientFieldsSurviveR01R22(t *testing.T) {
+	e := newEnv(t)
+	conv := e.startConversation("u1")
+	ws := e.dial(conv.StreamURL)
+	body := `{"type":"message","text":"hi","localTimestamp":"2024-05-01T19:00:00.123+09:00","localTimezone":"Asia/Tokyo",` +
+		`"locale":"ja-JP","entities":[{"type":"ClientCapabilities","requiresBotState":true}],` +
+		`"channelData":{"clientActivityID":"c9","custom":{"n":1.50}},"timestamp":"1999-01-01T00:00:00Z","id":"client-id"}`
+	before := time.Now().UTC().Add(-time.Second)
+	id := e.post(conv.Token, conv.ConversationID, json.RawMessage(body))
+	after := time.Now().UTC().Add(time.Second)
+
+	raw := e.do(request{method: http.MethodGet, path: "/conversations/" + conv.ConversationID + "/activities", auth: conv.Token})
+	for _, want := range []string{`"localTimestamp":"2024-05-01T19:00:00.123+09:00"`, `"localTimezone":"Asia/Tokyo"`, `"custom":{"n":1.50}`} {
+		if !strings.Contains(string(raw.body), want) {
+			t.Fatalf("history lost %s: %s", want, raw.body)
+		}
+	}
+	streamed, _ := readActivities(t, ws, 1)
+	acts, _ := e.history(conv.Token, conv.ConversationID, "")
+	for name, a := range map[string]map[string]any{"history": acts[0], "stream": streamed[0]} {
+		if a["id"] != id {
+			t.Fatalf("%s: id %v, POST returned %s", name, a["id"], id)
+		}
+		if a["localTimestamp"] != "2024-05-01T19:00:00.123+09:00" || a["localTimezone"] != "Asia/Tokyo" || a["locale"] != "ja-JP" {
+			t.Fatalf("%s: client fields changed: %v", name, a)
+		}
+		cd := a["channelData"].(map[string]any)
+		if cd["clientActivityID"] != "c9" {
+			t.Fatalf("%s: clientActivityID %v", name, cd["clientActivityID"])
+		}
+		if seq, ok := cd["webchat:sequence-id"].(float64); !ok || seq != 1 {
+			t.Fatalf("%s: sequence id %#v, want the JSON integer 1", name, cd["webchat:sequence-id"])
+		}
+		ts, _ := a["timestamp"].(string)
+		if !timestampRE.MatchString(ts) {
+			t.Fatalf("%s: timestamp %q", name, ts)
+		}
+		if when, _ := time.Parse(time.RFC3339Nano, ts); when.Before(before) || when.After(after) {
+			t.Fatalf("%s: timestamp %s is not the server's time", name, ts)
+		}
+		if _, has := a["rawLocalTimestamp"]; has {
+			t.Fatalf("%s: localTimestamp was moved to rawLocalTimestamp", name)
+		}
+	}
+	if !strings.Contains(string(raw.body), `"webchat:sequence-id":1`) {
+		t.Fatalf("sequence id is not a bare JSON integer: %s", raw.body)
+	}
+}
+
+// TestIdempotentResendR07: a second POST with the same clientActivityID returns the original id
+// and stores nothing.
+func TestIdempotentResendR07(t *testing.T) {
+	e := newEnv(t)
+	conv := e.startConversation("u1")
+	a := map[string]any{"type": "message", "text": "once", "channelData": map[string]string{"clientActivityID": "c1"}}
+	first := e.post(conv.Token, conv.ConversationID, a)
+	other := e.post(conv.Token, conv.ConversationID, map[string]any{"type": "message", "text": "other", "channelData": map[string]string{"clientActivityID": "c2"}})
+	again := e.post(conv.Token, conv.ConversationID, a)
+	if again != first || other == first {
+		t.Fatalf("resend id %s, first %s, other %s", again, first, other)
+	}
+	acts, wm := e.history(conv.Token, conv.ConversationID, "")
+	if len(acts) != 2 || wm != "2" {
+		t.Fatalf("resend stored something: %d activities, watermark %s", len(acts), wm)
+	}
+}
+
+// TestStreamResumeR08: streams resume exactly after the watermark in the streamUrl; without one
+// the stream replays the whole history (the hub's documented behaviour, R08 step 6).
+func TestStreamResumeR08(t *testing.T) {
+	e := newEnv(t)
+	conv := e.startConversation("u1")
+	var ids []string
+	for _, text := range []string{"U1", "B1", "U2", "B2"} {
+		ids = append(ids, e.post(conv.Token, conv.ConversationID, map[string]any{"type": "message", "text": text}))
+	}
+	tests := []struct {
+		watermark string
+		from      int // the replay is ids[from:] as of the subtest's start
+	}{
+		{"4", 4},
+		{"1", 1},
+		{"", 0},
+	}
+	for _, tt := range tests {
+		t.Run("watermark="+tt.watermark, func(t *testing.T) {
+			r := e.do(request{method: http.MethodGet, path: "/conversations/" + conv.ConversationID + "?watermark=" + tt.watermark, auth: conv.Token})
+			mustStatus(t, r, http.StatusOK)
+			var re conversationResponse
+			r.decode(t, &re)
+			wantWM := tt.watermark
+			if wantWM == "" {
+				wantWM = "-"
+			}
+			checkStreamURL(t, e, re.StreamURL, conv.ConversationID, wantWM)
+			ws := e.dial(re.StreamURL)
+			if want := ids[tt.from:]; len(want) > 0 {
+				got, _ := readActivities(t, ws, len(want))
+				if len(got) != len(want) {
+					t.Fatalf("replayed %d activities, want %d", len(got), len(want))
+				}
+				for i, a := range got {
+					if a["id"] != want[i] {
+						t.Fatalf("replay[%d] = %v, want %s", i, a["id"], want[i])
+					}
+				}
+			}
+			// The next new activity is the next frame: nothing else was replayed.
+			next := e.post(conv.Token, conv.ConversationID, map[string]any{"type": "message", "text": "B3"})
+			got, _ := readActivities(t, ws, 1)
+			if len(got) != 1 || got[0]["id"] != next {
+				t.Fatalf("after replay got %v, want only %s", got, next)
+			}
+			ids = append(ids, next)
+		})
+	}
+}
