@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+
+	"github.com/directline-go/directline/sortkeys/findings"
+)
+
+// htmlMaxRows caps each column of the picture; a browser cannot usefully draw more.
+const htmlMaxRows = 5000
+
+const (
+	rowHeight = 22
+	topMargin = 40
+	leftX     = 10
+	lineFromX = 430
+	lineToX   = 590
+	rightX    = 600
+	svgWidth  = 1020
+)
+
+type htmlRow struct {
+	Y     int
+	Label string
+	Class string
+}
+
+type htmlLine struct {
+	Y1, Y2 int
+	Class  string
+}
+
+type htmlPage struct {
+	Title, Right, LeftHeaderText string
+	Width, Height, HeaderY       int
+	Left, RightRows              []htmlRow
+	Lines                        []htmlLine
+	Summary                      findings.Summary
+	Must, Should, Drop           int
+	Truncated                    bool
+	LeftCount, RightCount        int
+	LineFromX, LineToX           int
+	LeftTextX, RightTextX        int
+}
+
+var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8"/>
+<title>{{.Title}}</title>
+<style>
+body { font-family: system-ui, sans-serif; margin: 1em; color: #222; }
+svg text { font-family: ui-monospace, monospace; font-size: 12px; }
+svg .head { font-weight: bold; font-size: 14px; }
+svg .moved { fill: #c62828; font-weight: bold; }
+svg .alone { fill: #999; }
+svg line { stroke: #90a4ae; stroke-width: 1; }
+svg line.moved { stroke: #c62828; stroke-width: 2; }
+table { border-collapse: collapse; margin-top: 1em; }
+td { padding: 2px 8px; border-bottom: 1px solid #ddd; }
+</style>
+</head>
+<body>
+<h1>{{.Title}}</h1>
+<table>
+<tr><td>Profile</td><td>{{.Summary.Profile}}</td></tr>
+<tr><td>Service order</td><td>{{.Summary.ServiceOrder}}</td></tr>
+<tr><td>Pairs shown in the opposite order to the server</td><td>{{.Summary.InvertedPairs}}</td></tr>
+<tr><td>Activities moved</td><td>{{.Summary.Moved}}</td></tr>
+<tr><td>Findings</td><td>{{.Must}} MUST, {{.Should}} SHOULD, {{.Drop}} DROP-or-MISPLACE</td></tr>
+</table>
+{{if .Truncated}}<p>Only the first {{.LeftCount}} and {{.RightCount}} entries are drawn.</p>{{end}}
+<svg xmlns="http://www.w3.org/2000/svg" width="{{.Width}}" height="{{.Height}}" viewBox="0 0 {{.Width}} {{.Height}}">
+<text class="head" x="{{.LeftTextX}}" y="{{.HeaderY}}">{{.LeftHeaderText}}</text>
+<text class="head" x="{{.RightTextX}}" y="{{.HeaderY}}">{{.Right}}</text>
+{{range .Lines}}<line class="{{.Class}}" x1="{{$.LineFromX}}" y1="{{.Y1}}" x2="{{$.LineToX}}" y2="{{.Y2}}"/>
+{{end}}{{range .Left}}<text class="{{.Class}}" x="{{$.LeftTextX}}" y="{{.Y}}">{{.Label}}</text>
+{{end}}{{range .RightRows}}<text class="{{.Class}}" x="{{$.RightTextX}}" y="{{.Y}}">{{.Label}}</text>
+{{end}}</svg>
+</body>
+</html>
+`))
+
+// writeHTML draws the service's order on the left and Web Chat's screen on the right (its order
+// when the model predicts no screen), one line per activity between its two places; activities
+// outside the longest run kept in the service's order are drawn as moved.
+func writeHTML(w io.Writer, rep findings.Report, log *Log, rows []row) error {
+	rank := make(map[string]int, len(rep.Service))
+	for _, p := range rep.Service {
+		rank[p.Name] = p.Service
+	}
+	right := "Web Chat screen"
+	type entry struct {
+		label string
+		rank  int
+	}
+	var rights []entry
+	if len(rows) > 0 {
+		for _, r := range rows {
+			k, ok := rank[r.Name]
+			if !ok {
+				k = -1
+			}
+			rights = append(rights, entry{clip(fmt.Sprintf("%d. %s %s", r.Position, r.Name, r.Text)), k})
+		}
+	} else {
+		right = "Web Chat order"
+		for i, it := range rep.Order {
+			k, ok := rank[it.ID]
+			if !ok || it.ID == "" {
+				k = -1
+			}
+			var d row
+			describe(&d, it.Activity)
+			rights = append(rights, entry{clip(fmt.Sprintf("%d. %s %s", i+1, it.Name, d.Text)), k})
+		}
+	}
+	var ranks []int
+	var at []int
+	for i, e := range rights {
+		if e.rank >= 0 {
+			ranks = append(ranks, e.rank)
+			at = append(at, i)
+		}
+	}
+	moved := findings.Moved(ranks)
+	leftClass := make([]string, len(rep.Service))
+	rightClass := make([]string, len(rights))
+	for i := range leftClass {
+		leftClass[i] = "alone"
+	}
+	for i := range rightClass {
+		rightClass[i] = "alone"
+	}
+	y := func(i int) int { return topMargin + (i+1)*rowHeight }
+	page := htmlPage{
+		Title: "sortcheck: service order vs Web Chat", Right: right, Summary: rep.Summary,
+		Must: rep.Count(findings.Must), Should: rep.Count(findings.Should), Drop: rep.Count(findings.DropOrMisplace),
+		Width: svgWidth, LineFromX: lineFromX, LineToX: lineToX, LeftTextX: leftX, RightTextX: rightX,
+		HeaderY: topMargin - 10, LeftHeaderText: "Service order (" + rep.Summary.ServiceOrder + ")",
+	}
+	for j, i := range at {
+		k := ranks[j]
+		class := ""
+		if moved[j] {
+			class = "moved"
+		}
+		rightClass[i] = class
+		if leftClass[k] == "alone" || class == "moved" {
+			leftClass[k] = class
+		}
+		if k < htmlMaxRows && i < htmlMaxRows {
+			page.Lines = append(page.Lines, htmlLine{Y1: y(k) - 4, Y2: y(i) - 4, Class: class})
+		}
+	}
+	for k, p := range rep.Service {
+		if k == htmlMaxRows {
+			page.Truncated = true
+			break
+		}
+		var d row
+		describe(&d, log.Events[p.Index].Activity)
+		page.Left = append(page.Left, htmlRow{Y: y(k), Label: clip(fmt.Sprintf("%d. %s %s", k+1, p.Name, d.Text)), Class: leftClass[k]})
+	}
+	for i, e := range rights {
+		if i == htmlMaxRows {
+			page.Truncated = true
+			break
+		}
+		page.RightRows = append(page.RightRows, htmlRow{Y: y(i), Label: e.label, Class: rightClass[i]})
+	}
+	page.LeftCount, page.RightCount = len(page.Left), len(page.RightRows)
+	page.Height = y(max(len(page.Left), len(page.RightRows))) + rowHeight
+	return pageTemplate.Execute(w, page)
+}
+
+func writeHTMLFile(path string, rep findings.Report, log *Log, rows []row) error {
+	var buf bytes.Buffer
+	if err := writeHTML(&buf, rep, log, rows); err != nil {
+		return err
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
+}
+
+// labelRunes keeps a label inside its column (about 7 px per monospace character).
+const labelRunes = 56
+
+func clip(s string) string {
+	r := []rune(s)
+	if len(r) <= labelRunes {
+		return s
+	}
+	return string(r[:labelRunes-1]) + "…"
+}

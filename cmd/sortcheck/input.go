@@ -1,0 +1,311 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/directline-go/directline/sortkeys"
+)
+
+// InputError is unusable input: Line is 1-based (0 when the input as a whole is at fault).
+type InputError struct {
+	Line   int
+	Reason string
+}
+
+func (e *InputError) Error() string {
+	if e.Line == 0 {
+		return "input: " + e.Reason
+	}
+	return fmt.Sprintf("input line %d: %s", e.Line, e.Reason)
+}
+
+// Log is an activity log read from one of the supported formats.
+type Log struct {
+	// Format names the detected format (see formats).
+	Format string
+	Events []sortkeys.Event
+	// Lines[i] is the 1-based input line where Events[i] starts.
+	Lines []int
+	// Profile and UserID come from a conformance vector; "" otherwise.
+	Profile string
+	UserID  string
+}
+
+// Detected input formats.
+const (
+	FormatJSONLines   = "jsonl"
+	FormatTranscript  = "transcript"
+	FormatActivitySet = "activity-sets"
+	FormatVector      = "vector"
+)
+
+var knownOps = map[sortkeys.Op]bool{
+	sortkeys.OpIncoming: true, sortkeys.OpPost: true, sortkeys.OpFulfilled: true,
+	sortkeys.OpDelete: true, sortkeys.OpAdvance: true, sortkeys.OpExpect: true,
+}
+
+// reader walks JSON values in data and knows the line of every byte offset.
+type reader struct {
+	data     []byte
+	newlines []int
+	log      *Log
+}
+
+// ReadLog detects the format of data and returns its events:
+//   - JSON Lines (or concatenated JSON values), each an activity, a conformance event {"op":...}
+//     or an ActivitySet {"activities":[...],"watermark":"N"};
+//   - a JSON array of activities (Bot Framework Emulator .transcript) or of ActivitySets
+//     (a WebSocket capture);
+//   - a conformance vector {"name",...,"events":[...]}; expect checkpoints are dropped.
+//
+// Activities become incoming events. Errors are *InputError.
+func ReadLog(data []byte) (*Log, error) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	r := &reader{data: data, log: &Log{}}
+	for i, b := range data {
+		if b == '\n' {
+			r.newlines = append(r.newlines, i)
+		}
+	}
+	start := skipSep(data, 0)
+	switch {
+	case start == len(data):
+		return nil, &InputError{Reason: "empty input"}
+	case data[start] == '[':
+		r.log.Format = FormatTranscript
+		if err := r.array(data[start:], start, r.element); err != nil {
+			return nil, err
+		}
+		if skipSep(data, r.endOf(start)) != len(data) {
+			return nil, &InputError{Line: r.line(skipSep(data, r.endOf(start))), Reason: "unexpected data after the JSON array"}
+		}
+	default:
+		if err := r.stream(); err != nil {
+			return nil, err
+		}
+	}
+	if len(r.log.Events) == 0 {
+		return nil, &InputError{Reason: "no activities"}
+	}
+	return r.log, nil
+}
+
+func (r *reader) line(off int) int { return 1 + sort.SearchInts(r.newlines, off) }
+
+// endOf returns the offset just after the JSON value starting at off.
+func (r *reader) endOf(off int) int {
+	dec := json.NewDecoder(bytes.NewReader(r.data[off:]))
+	var raw json.RawMessage
+	if dec.Decode(&raw) != nil {
+		return len(r.data)
+	}
+	return off + int(dec.InputOffset())
+}
+
+// stream reads a sequence of top-level JSON values (JSON Lines).
+func (r *reader) stream() error {
+	dec := json.NewDecoder(bytes.NewReader(r.data))
+	n := 0
+	for {
+		off := skipSep(r.data, int(dec.InputOffset()))
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return r.syntax(err, 0, off)
+		}
+		n++
+		if n == 1 && hasMember(raw, "events") {
+			if skipSep(r.data, int(dec.InputOffset())) != len(r.data) {
+				return &InputError{Line: r.line(skipSep(r.data, int(dec.InputOffset()))), Reason: "unexpected data after the conformance vector"}
+			}
+			return r.vector(raw, off)
+		}
+		if r.log.Format == "" {
+			r.log.Format = FormatJSONLines
+		}
+		if err := r.element(raw, off); err != nil {
+			return err
+		}
+	}
+}
+
+// element takes one value of a JSON Lines stream or a top-level array.
+func (r *reader) element(raw json.RawMessage, off int) error {
+	if len(raw) == 0 || raw[0] != '{' {
+		return &InputError{Line: r.line(off), Reason: "expected a JSON object (an activity, an ActivitySet or an event)"}
+	}
+	switch {
+	case hasMember(raw, "op"):
+		return r.event(raw, off)
+	case hasMember(raw, "activities"):
+		if r.log.Format == FormatTranscript {
+			r.log.Format = FormatActivitySet
+		}
+		return r.activitySet(raw, off)
+	}
+	r.add(sortkeys.Event{Op: sortkeys.OpIncoming, Activity: raw}, off)
+	return nil
+}
+
+func (r *reader) add(ev sortkeys.Event, off int) {
+	r.log.Events = append(r.log.Events, ev)
+	r.log.Lines = append(r.log.Lines, r.line(off))
+}
+
+// activitySet takes {"activities":[...],"watermark":"N"} (Direct Line 3.0 ActivitySet).
+func (r *reader) activitySet(raw json.RawMessage, off int) error {
+	return r.object(raw, off, func(key string, v json.RawMessage, voff int) error {
+		if key != "activities" {
+			return nil
+		}
+		if isNullJSON(v) {
+			return nil
+		}
+		return r.array(v, voff, func(a json.RawMessage, aoff int) error {
+			if len(a) == 0 || a[0] != '{' {
+				return &InputError{Line: r.line(aoff), Reason: "ActivitySet.activities must hold activity objects"}
+			}
+			r.add(sortkeys.Event{Op: sortkeys.OpIncoming, Activity: a}, aoff)
+			return nil
+		})
+	})
+}
+
+func (r *reader) event(raw json.RawMessage, off int) error {
+	var ev sortkeys.Event
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		return &InputError{Line: r.line(off), Reason: "event: " + err.Error()}
+	}
+	if !knownOps[ev.Op] {
+		return &InputError{Line: r.line(off), Reason: fmt.Sprintf("unknown op %q", ev.Op)}
+	}
+	switch ev.Op {
+	case sortkeys.OpExpect:
+		return nil
+	case sortkeys.OpIncoming, sortkeys.OpPost, sortkeys.OpFulfilled:
+		if len(ev.Activity) == 0 || ev.Activity[0] != '{' {
+			return &InputError{Line: r.line(off), Reason: fmt.Sprintf("%s event without an activity object", ev.Op)}
+		}
+	}
+	r.add(ev, off)
+	return nil
+}
+
+// vector takes a conformance vector (conformance README "File format").
+func (r *reader) vector(raw json.RawMessage, off int) error {
+	r.log.Format = FormatVector
+	return r.object(raw, off, func(key string, v json.RawMessage, voff int) error {
+		switch key {
+		case "profile":
+			if json.Unmarshal(v, &r.log.Profile) != nil {
+				return &InputError{Line: r.line(voff), Reason: "profile must be a string"}
+			}
+		case "userID":
+			if json.Unmarshal(v, &r.log.UserID) != nil {
+				return &InputError{Line: r.line(voff), Reason: "userID must be a string"}
+			}
+		case "events":
+			return r.array(v, voff, func(e json.RawMessage, eoff int) error {
+				if len(e) == 0 || e[0] != '{' {
+					return &InputError{Line: r.line(eoff), Reason: "expected an event object"}
+				}
+				return r.event(e, eoff)
+			})
+		}
+		return nil
+	})
+}
+
+// array calls fn for every element of the JSON array raw, which starts at offset base.
+func (r *reader) array(raw []byte, base int, fn func(json.RawMessage, int) error) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	tok, err := dec.Token()
+	if err != nil {
+		return r.syntax(err, base, base)
+	}
+	if tok != json.Delim('[') {
+		return &InputError{Line: r.line(base), Reason: "expected a JSON array"}
+	}
+	for dec.More() {
+		off := base + skipSep(raw, int(dec.InputOffset()))
+		var el json.RawMessage
+		if err := dec.Decode(&el); err != nil {
+			return r.syntax(err, base, off)
+		}
+		if err := fn(el, off); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return r.syntax(err, base, base+int(dec.InputOffset()))
+	}
+	return nil
+}
+
+// object calls fn for every member of the JSON object raw, which starts at offset base.
+func (r *reader) object(raw []byte, base int, fn func(string, json.RawMessage, int) error) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return &InputError{Line: r.line(base), Reason: "expected a JSON object"}
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return r.syntax(err, base, base+int(dec.InputOffset()))
+		}
+		key, _ := tok.(string)
+		off := base + skipSep(raw, int(dec.InputOffset()))
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return r.syntax(err, base, off)
+		}
+		if err := fn(key, v, off); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// syntax turns a decoding error into an InputError at the right line.
+func (r *reader) syntax(err error, base, off int) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return &InputError{Line: r.line(base + int(se.Offset) - 1), Reason: "invalid JSON: " + se.Error()}
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return &InputError{Line: r.line(len(r.data) - 1), Reason: "invalid JSON: unexpected end of input"}
+	}
+	return &InputError{Line: r.line(off), Reason: "invalid JSON: " + err.Error()}
+}
+
+// skipSep skips whitespace and the separators between values, members and keys.
+func skipSep(data []byte, off int) int {
+	for off < len(data) {
+		switch data[off] {
+		case ' ', '\t', '\r', '\n', ',', ':':
+			off++
+		default:
+			return off
+		}
+	}
+	return off
+}
+
+func hasMember(raw json.RawMessage, name string) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return false
+	}
+	_, ok := m[name]
+	return ok
+}
+
+func isNullJSON(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }

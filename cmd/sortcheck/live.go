@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// liveSource says where to fetch a conversation from.
+type liveSource struct {
+	base         string
+	credential   string // secret or token; both go in the Authorization header
+	conversation string
+	client       *http.Client
+}
+
+// maxPages bounds paging through GET activities, so a service that never stops advancing the
+// watermark cannot keep the tool running forever.
+const maxPages = 100000
+
+// fetch returns the conversation's log as JSON Lines. It first asks for the service's full log
+// export, GET {base}/v3/directline/conversations/{id}/log (JSON Lines); when the service does not
+// have it (404, 405 or 501) it pages Direct Line 3.0 GET .../activities?watermark= until no new
+// activities arrive. The paged form only holds what the service replays (no typing activities).
+func (s *liveSource) fetch(ctx context.Context) ([]byte, string, error) {
+	conv := strings.TrimRight(s.base, "/") + "/v3/directline/conversations/" + url.PathEscape(s.conversation)
+	body, status, err := s.get(ctx, conv+"/log")
+	if err != nil {
+		return nil, "", err
+	}
+	switch status {
+	case http.StatusOK:
+		return body, "log", nil
+	case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusNotImplemented:
+	default:
+		return nil, "", statusError(conv+"/log", status, body)
+	}
+	var out bytes.Buffer
+	watermark := ""
+	for range maxPages {
+		u := conv + "/activities"
+		if watermark != "" {
+			u += "?watermark=" + url.QueryEscape(watermark)
+		}
+		body, status, err := s.get(ctx, u)
+		if err != nil {
+			return nil, "", err
+		}
+		if status != http.StatusOK {
+			return nil, "", statusError(u, status, body)
+		}
+		var set struct {
+			Activities []json.RawMessage `json:"activities"`
+			Watermark  string            `json:"watermark"`
+		}
+		if err := json.Unmarshal(body, &set); err != nil {
+			return nil, "", fmt.Errorf("GET %s: response is not an ActivitySet: %v", u, err)
+		}
+		for _, a := range set.Activities {
+			if err := json.Compact(&out, a); err != nil {
+				return nil, "", fmt.Errorf("GET %s: bad activity: %v", u, err)
+			}
+			out.WriteByte('\n')
+		}
+		if len(set.Activities) == 0 || set.Watermark == "" || set.Watermark == watermark {
+			return out.Bytes(), "activities", nil
+		}
+		watermark = set.Watermark
+	}
+	return nil, "", fmt.Errorf("GET %s/activities: still paging after %d pages", conv, maxPages)
+}
+
+func (s *liveSource) get(ctx context.Context, u string) ([]byte, int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+s.credential)
+	req.Header.Set("Accept", "application/json, application/x-ndjson")
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, 0, fmt.Errorf("GET %s: %v", u, err)
+	}
+	return body, resp.StatusCode, nil
+}
+
+func statusError(u string, status int, body []byte) error {
+	msg := strings.TrimSpace(string(body))
+	if len(msg) > 200 {
+		msg = msg[:200] + "..."
+	}
+	return fmt.Errorf("GET %s: HTTP %d %s", u, status, msg)
+}
+
+func newHTTPClient() *http.Client { return &http.Client{Timeout: 60 * time.Second} }

@@ -1,0 +1,376 @@
+// Command sortcheck replays a Direct Line activity log against a model of Bot Framework Web
+// Chat's ordering, prints the screen Web Chat is predicted to show, and reports conformance
+// findings (package sortkeys/findings) with stable rule ids.
+//
+// Usage:
+//
+//	sortcheck [flags] [file]             read a log from file, or stdin when absent or "-"
+//	sortcheck --live --base URL --conversation ID (--secret S | --token T) [flags]
+//
+// Input formats, detected automatically: JSON Lines of activities (or of ActivitySets or
+// conformance events), a JSON array of activities (Bot Framework Emulator .transcript), a JSON
+// array of ActivitySets {"activities":[...],"watermark":"N"} (a WebSocket capture), or a
+// conformance vector {"name",...,"events":[...]}.
+//
+// Flags:
+//
+//	--profile gen-a|gen-b|gen-c  Web Chat generation to model (default gen-c, or the vector's)
+//	--user-id ID                 user id Web Chat was started with (default: the vector's)
+//	--json                       print one JSON document instead of tables
+//	--html FILE                  write a self-contained picture of both orders to FILE
+//	--max-per-rule N             list at most N findings per rule (default 50; 0 = all)
+//	--screen=false               leave the screen table out of the text output
+//	--progress                   show the progress bar even when stderr is not a terminal
+//	--live                       fetch the conversation from a Direct Line service
+//	--base URL                   the service's base URL (with --live)
+//	--conversation ID            conversation id (with --live)
+//	--secret S, --token T        credential for --live (sent as a Bearer token)
+//
+// Exit status: 0 when there is no MUST and no DROP-or-MISPLACE finding (SHOULD findings alone
+// are clean), 1 when there is at least one, 2 for usage or input errors (the message names the
+// input line and the reason).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"unicode/utf8"
+
+	"github.com/directline-go/directline/sortkeys"
+	"github.com/directline-go/directline/sortkeys/findings"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// Exit statuses.
+const (
+	exitClean    = 0
+	exitFindings = 1
+	exitUsage    = 2
+)
+
+type config struct {
+	profile, userID, html, file       string
+	jsonOut, live, progress, screen   bool
+	base, secret, token, conversation string
+	maxPerRule                        int
+	// profileSet and userIDSet: the flag was given, so it wins over a vector's value.
+	profileSet, userIDSet bool
+}
+
+// run is the whole command: it parses args, reads the log, checks it and writes the results.
+// It returns the exit status.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cfg, err := parseFlags(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitClean
+		}
+		fmt.Fprintln(stderr, "sortcheck:", err)
+		return exitUsage
+	}
+	data, source, err := readInput(cfg, stdin)
+	if err != nil {
+		fmt.Fprintln(stderr, "sortcheck:", err)
+		return exitUsage
+	}
+	log, err := ReadLog(data)
+	if err != nil {
+		fmt.Fprintf(stderr, "sortcheck: %s: %v\n", source, err)
+		return exitUsage
+	}
+	profile := sortkeys.Profile(cfg.profile)
+	if !cfg.profileSet && log.Profile != "" {
+		profile = sortkeys.Profile(log.Profile)
+	}
+	if profile, err = sortkeys.ParseProfile(string(profile)); err != nil {
+		fmt.Fprintln(stderr, "sortcheck:", err)
+		return exitUsage
+	}
+	userID := cfg.userID
+	if !cfg.userIDSet {
+		userID = log.UserID
+	}
+
+	bar := newProgress(stderr, cfg.progress || isTerminal(stderr))
+	rep := findings.Check(log.Events, findings.Options{
+		Profile: profile, UserID: userID, MaxPerRule: cfg.maxPerRule, Progress: bar.update,
+	})
+	bar.done()
+
+	rows := screenRows(rep, log)
+	if cfg.html != "" {
+		if err := writeHTMLFile(cfg.html, rep, log, rows); err != nil {
+			fmt.Fprintln(stderr, "sortcheck:", err)
+			return exitUsage
+		}
+	}
+	if cfg.jsonOut {
+		err = writeJSON(stdout, source, log, rep, rows)
+	} else {
+		err = writeText(stdout, cfg.screen, source, log, rep, rows)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "sortcheck:", err)
+		return exitUsage
+	}
+	if rep.Count(findings.Must) > 0 || rep.Count(findings.DropOrMisplace) > 0 {
+		return exitFindings
+	}
+	return exitClean
+}
+
+func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	cfg := &config{}
+	fs := flag.NewFlagSet("sortcheck", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.profile, "profile", string(sortkeys.GenC), "Web Chat generation: gen-a, gen-b or gen-c")
+	fs.StringVar(&cfg.userID, "user-id", "", "user id Web Chat was started with")
+	fs.BoolVar(&cfg.jsonOut, "json", false, "print one JSON document")
+	fs.StringVar(&cfg.html, "html", "", "write a self-contained HTML picture of both orders to this file")
+	fs.IntVar(&cfg.maxPerRule, "max-per-rule", 50, "list at most this many findings per rule (0 = all)")
+	fs.BoolVar(&cfg.screen, "screen", true, "print the predicted screen table")
+	fs.BoolVar(&cfg.progress, "progress", false, "show the progress bar even when stderr is not a terminal")
+	fs.BoolVar(&cfg.live, "live", false, "fetch the conversation from a Direct Line service")
+	fs.StringVar(&cfg.base, "base", "", "Direct Line base URL (with --live)")
+	fs.StringVar(&cfg.secret, "secret", "", "Direct Line secret (with --live)")
+	fs.StringVar(&cfg.token, "token", "", "Direct Line token (with --live)")
+	fs.StringVar(&cfg.conversation, "conversation", "", "conversation id (with --live)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: sortcheck [flags] [file]\n       sortcheck --live --base URL --conversation ID (--secret S | --token T) [flags]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "profile":
+			cfg.profileSet = true
+		case "user-id":
+			cfg.userIDSet = true
+		}
+	})
+	if cfg.maxPerRule < 0 {
+		return nil, errors.New("--max-per-rule must be >= 0")
+	}
+	switch {
+	case cfg.live:
+		if fs.NArg() > 0 {
+			return nil, errors.New("--live takes no file argument")
+		}
+		if cfg.base == "" || cfg.conversation == "" {
+			return nil, errors.New("--live needs --base and --conversation")
+		}
+		if (cfg.secret == "") == (cfg.token == "") {
+			return nil, errors.New("--live needs exactly one of --secret and --token")
+		}
+	case fs.NArg() > 1:
+		return nil, fmt.Errorf("one input file at most, got %d", fs.NArg())
+	case fs.NArg() == 1:
+		cfg.file = fs.Arg(0)
+	}
+	return cfg, nil
+}
+
+// readInput returns the raw log and a name for it used in messages.
+func readInput(cfg *config, stdin io.Reader) ([]byte, string, error) {
+	switch {
+	case cfg.live:
+		cred := cfg.secret
+		if cred == "" {
+			cred = cfg.token
+		}
+		src := &liveSource{base: cfg.base, credential: cred, conversation: cfg.conversation, client: newHTTPClient()}
+		data, how, err := src.fetch(context.Background())
+		if err != nil {
+			return nil, "", err
+		}
+		return data, "conversation " + cfg.conversation + " (" + how + ")", nil
+	case cfg.file != "" && cfg.file != "-":
+		data, err := os.ReadFile(cfg.file)
+		return data, cfg.file, err
+	}
+	data, err := io.ReadAll(stdin)
+	return data, "stdin", err
+}
+
+// row is one bubble of the predicted screen.
+type row struct {
+	Position   int    `json:"position"`
+	Name       string `json:"name"`
+	Role       string `json:"role"`
+	Type       string `json:"type"`
+	Text       string `json:"text"`
+	SequenceID string `json:"sequenceId,omitempty"`
+	Timestamp  string `json:"timestamp,omitempty"`
+	Unit       string `json:"unit,omitempty"`
+}
+
+// screenRows describes every bubble by the revision it shows.
+func screenRows(rep findings.Report, log *Log) []row {
+	items := make(map[string]sortkeys.Item, len(rep.Order))
+	for _, it := range rep.Order {
+		items[it.Name] = it
+	}
+	var fallback map[string]json.RawMessage
+	rows := make([]row, 0, len(rep.Screen))
+	for i, b := range rep.Screen {
+		r := row{Position: i + 1, Name: b.Name}
+		it, ok := items[b.Name]
+		raw := it.Activity
+		if !ok {
+			// A bubble can show a revision the store no longer holds (a deleted activity).
+			if fallback == nil {
+				fallback = lastRevisions(log)
+			}
+			raw = fallback[b.Name]
+		}
+		r.Unit = it.Unit
+		describe(&r, raw)
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+func lastRevisions(log *Log) map[string]json.RawMessage {
+	m := map[string]json.RawMessage{}
+	for _, ev := range log.Events {
+		var a struct {
+			ID          string `json:"id"`
+			ChannelData struct {
+				ClientActivityID string `json:"clientActivityID"`
+			} `json:"channelData"`
+		}
+		if json.Unmarshal(ev.Activity, &a) != nil {
+			continue
+		}
+		if a.ID != "" {
+			m[a.ID] = ev.Activity
+		} else if a.ChannelData.ClientActivityID != "" {
+			m[a.ChannelData.ClientActivityID] = ev.Activity
+		}
+	}
+	return m
+}
+
+const excerptRunes = 48
+
+func describe(r *row, raw json.RawMessage) {
+	var a struct {
+		Type      string `json:"type"`
+		Text      string `json:"text"`
+		Timestamp any    `json:"timestamp"`
+		From      *struct {
+			Role string `json:"role"`
+		} `json:"from"`
+		Attachments []json.RawMessage          `json:"attachments"`
+		ChannelData map[string]json.RawMessage `json:"channelData"`
+	}
+	if json.Unmarshal(raw, &a) != nil {
+		return
+	}
+	r.Type = a.Type
+	if a.From != nil {
+		r.Role = a.From.Role
+	}
+	text := strings.Join(strings.Fields(a.Text), " ")
+	if text == "" && len(a.Attachments) > 0 {
+		text = fmt.Sprintf("[%d attachments]", len(a.Attachments))
+	}
+	if utf8.RuneCountInString(text) > excerptRunes {
+		text = string([]rune(text)[:excerptRunes-1]) + "…"
+	}
+	r.Text = text
+	if seq, ok := a.ChannelData["webchat:sequence-id"]; ok {
+		r.SequenceID = string(seq)
+	}
+	if a.Timestamp != nil {
+		r.Timestamp = fmt.Sprint(a.Timestamp)
+	}
+}
+
+func writeText(w io.Writer, withScreen bool, source string, log *Log, rep findings.Report, rows []row) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	s := rep.Summary
+	if withScreen {
+		fmt.Fprintf(tw, "Predicted screen (%s, %d bubbles)\n", s.Profile, len(rows))
+		fmt.Fprintln(tw, "  #\tid\trole\ttext\tseq\ttimestamp\tunit")
+		for _, r := range rows {
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Position, r.Name, dash(r.Role), dash(r.Text), dash(r.SequenceID), dash(r.Timestamp), dash(r.Unit))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(tw, "Findings (%d)\n", s.Findings)
+	shown := map[string]int{}
+	for _, f := range rep.Findings {
+		shown[f.Rule]++
+		fmt.Fprintf(tw, "  %s\t%s\tline %d\t%s\t%s\n", f.Severity, f.Rule, log.Lines[f.Index], dash(f.ActivityID), f.Message)
+	}
+	for _, r := range findings.Rules {
+		if n := s.ByRule[r.ID] - shown[r.ID]; n > 0 {
+			fmt.Fprintf(tw, "  %s\t%s\t\t\t... and %d more\n", r.Severity, r.ID, n)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Summary")
+	fmt.Fprintf(w, "  input: %s (%s), %d events, %d activities\n", source, log.Format, s.Events, s.Activities)
+	fmt.Fprintf(w, "  service order: %s; %d bubbles predicted (%s)\n", s.ServiceOrder, s.Bubbles, s.Profile)
+	fmt.Fprintf(w, "  %d pairs shown in the opposite order to the server (%d activities moved)\n", s.InvertedPairs, s.Moved)
+	_, err := fmt.Fprintf(w, "  findings: %d MUST, %d SHOULD, %d DROP-or-MISPLACE\n",
+		s.BySeverity[findings.Must], s.BySeverity[findings.Should], s.BySeverity[findings.DropOrMisplace])
+	return err
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// jsonFinding is a finding with the input line of its event.
+type jsonFinding struct {
+	findings.Finding
+	Line int `json:"line"`
+}
+
+func writeJSON(w io.Writer, source string, log *Log, rep findings.Report, rows []row) error {
+	fs := make([]jsonFinding, len(rep.Findings))
+	for i, f := range rep.Findings {
+		fs[i] = jsonFinding{Finding: f, Line: log.Lines[f.Index]}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(struct {
+		Input struct {
+			Source string `json:"source"`
+			Format string `json:"format"`
+		} `json:"input"`
+		Screen   []row            `json:"screen"`
+		Findings []jsonFinding    `json:"findings"`
+		Summary  findings.Summary `json:"summary"`
+		Rules    []findings.Rule  `json:"rules"`
+	}{
+		Input: struct {
+			Source string `json:"source"`
+			Format string `json:"format"`
+		}{source, log.Format},
+		Screen: rows, Findings: fs, Summary: rep.Summary, Rules: findings.Rules,
+	})
+}
