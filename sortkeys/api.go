@@ -87,6 +87,10 @@ type Options struct {
 	// simulated clock (Event.At) pass, whichever comes first, then delivered. Held activities
 	// still pending when the log ends stay held. Conformance vectors run without it.
 	ReplyHold bool
+	// ScreenHistory makes every Apply run the rendering layer's keys walk, as Web Chat does after
+	// every change; keys can depend on that history (conformance README "From order to
+	// screen"). It costs O(n) per event. Without it, each Screen call walks once.
+	ScreenHistory bool
 }
 
 // ReplyHoldTimeout is how long, in simulated milliseconds, an incoming activity waits for the
@@ -103,7 +107,7 @@ type Item struct {
 	ClientActivityID string
 	// Pending is true while an outgoing activity has not been fulfilled.
 	Pending bool
-	// Activity is the revision the store holds (normalised as Web Chat normalises it).
+	// Activity is the JSON of the revision the store holds, as it was delivered.
 	Activity json.RawMessage
 	// Arrival is the 0-based index of the event (among all Apply calls) that delivered this
 	// revision.

@@ -1,0 +1,338 @@
+package sortkeys
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+
+	"github.com/directline-go/directline/activity"
+)
+
+// Gen-a and gen-b: the single-list algorithm of createActivitiesReducer.ts, in
+// botframework-webchat-core 4.18.2 (gen-a) and 4.18.1-main.20251101.54e519d (gen-b)
+// (WEBCHAT-ORDERING §6.1, §6.2). Every stored activity carries a numeric sequence id that Web Chat
+// fills in when missing; a new activity goes before the first stored one whose (sequence id || 0)
+// is strictly greater; fulfilment replaces the pending activity in place.
+
+// abInfo is what the gen-a/gen-b reducer reads from a stored activity.
+type abInfo struct {
+	// streamKey groups gen-a livestream neighbours (typing activities with strictly equal
+	// channelData.streamId); "" when the activity is not a typing activity or its streamId can
+	// never be strictly equal to another (object, array).
+	streamKey string
+	// streamSeq is ToNumber(channelData.streamSequence) (gen-a).
+	streamSeq float64
+	// ls is the gen-b livestream metadata.
+	ls   bLivestream
+	isLS bool
+	// partOf and pos are webchat:entity-part-of and webchat:entity-position (gen-b).
+	partOf    string
+	hasPartOf bool
+	pos       float64
+	hasPos    bool
+}
+
+type genAB struct {
+	genB     bool
+	list     unitList
+	byCid    map[string]map[*unit]struct{}
+	byID     map[string]map[*unit]struct{}
+	byStream map[string]map[*unit]struct{} // gen-a: by streamKey; gen-b: by session id
+	finals   map[string]int                // gen-b: stored final activities per session
+	byPart   map[string]map[*unit]struct{} // gen-b: units with a part-of and a numeric position
+	nextLid  int
+}
+
+func newGenAB(list unitList, genB bool) *genAB {
+	return &genAB{genB: genB, list: list, byCid: map[string]map[*unit]struct{}{},
+		byID: map[string]map[*unit]struct{}{}, byStream: map[string]map[*unit]struct{}{},
+		finals: map[string]int{}, byPart: map[string]map[*unit]struct{}{}}
+}
+
+func addTo(m map[string]map[*unit]struct{}, k string, u *unit) {
+	s := m[k]
+	if s == nil {
+		s = map[*unit]struct{}{}
+		m[k] = s
+	}
+	s[u] = struct{}{}
+}
+
+func removeFrom(m map[string]map[*unit]struct{}, k string, u *unit) {
+	if s := m[k]; s != nil {
+		delete(s, u)
+		if len(s) == 0 {
+			delete(m, k)
+		}
+	}
+}
+
+func (g *genAB) index(u *unit, add bool) {
+	r := u.rec
+	op := removeFrom
+	if add {
+		op = addTo
+	}
+	if r.cid != "" {
+		op(g.byCid, r.cid, u)
+	}
+	if r.id != "" {
+		op(g.byID, r.id, u)
+	}
+	if g.genB {
+		if r.ab.isLS {
+			op(g.byStream, r.ab.ls.sessionID, u)
+			if r.ab.ls.final {
+				if add {
+					g.finals[r.ab.ls.sessionID]++
+				} else if g.finals[r.ab.ls.sessionID]--; g.finals[r.ab.ls.sessionID] == 0 {
+					delete(g.finals, r.ab.ls.sessionID)
+				}
+			}
+		}
+		if r.ab.hasPartOf && r.ab.hasPos {
+			op(g.byPart, r.ab.partOf, u)
+		}
+	} else if r.ab.streamKey != "" {
+		op(g.byStream, r.ab.streamKey, u)
+	}
+}
+
+// seqKey is (sequenceId || 0).
+func seqKey(v float64) float64 {
+	if math.IsNaN(v) {
+		return 0
+	}
+	return v
+}
+
+func (g *genAB) prepare(r *record) {
+	g.nextLid++
+	r.lid = g.nextLid
+	cd := r.act.ChannelData
+	if r.act.Type == activity.TypeTyping {
+		r.ab.streamKey = strictKey(cd["streamId"])
+		r.ab.streamSeq = toNumber(cd["streamSequence"])
+	}
+	if g.genB {
+		r.ab.ls, r.ab.isLS = genBLivestream(r)
+		if f, ok := jsonNumber(cd["webchat:entity-position"]); ok {
+			r.ab.pos, r.ab.hasPos = f, true
+		}
+		if s, ok := jsonString(cd["webchat:entity-part-of"]); ok {
+			r.ab.partOf, r.ab.hasPartOf = s, true
+		}
+		if pos, partOf, hasPos, hasPartOf := genBMessageEntity(r.act); hasPos || hasPartOf {
+			if hasPos {
+				r.ab.pos, r.ab.hasPos = pos, true
+			}
+			if hasPartOf {
+				r.ab.partOf, r.ab.hasPartOf = partOf, true
+				r.unit = "part:" + partOf
+			}
+		}
+	}
+}
+
+// patch fills in webchat:sequence-id as patchActivity does.
+func (g *genAB) patch(r *record) {
+	if seq, ok := jsonNumber(r.act.ChannelData["webchat:sequence-id"]); ok {
+		r.seq = seq
+		return
+	}
+	var group map[*unit]struct{}
+	var isBefore func(*unit) bool
+	if g.genB {
+		if r.ab.isLS {
+			group = g.byStream[r.ab.ls.sessionID]
+			isBefore = func(x *unit) bool { return x.rec.ab.ls.seq < r.ab.ls.seq }
+		}
+	} else if t, ok := r.top["text"]; ok && isJSONString(t) && r.act.Type == activity.TypeTyping {
+		if s, ok := jsonNumber(r.act.ChannelData["streamSequence"]); ok && r.ab.streamKey != "" {
+			group = g.byStream[r.ab.streamKey]
+			isBefore = func(x *unit) bool { return x.rec.ab.streamSeq < s }
+		}
+	}
+	if before, after := g.findBeforeAfter(group, isBefore); before != nil || after != nil {
+		switch {
+		case before != nil && after != nil && g.genB:
+			r.seq = (before.rec.seq + after.rec.seq) / 2
+		case before != nil:
+			r.seq = before.rec.seq + 0.001
+		default:
+			r.seq = after.rec.seq - 0.001
+		}
+		return
+	}
+	if ts, ok := r.top["timestamp"]; ok {
+		r.seq = jsDateValue(ts)
+		return
+	}
+	last := 0.0
+	if n := g.list.Len(); n > 0 {
+		last = seqKey(g.list.At(n - 1).rec.seq)
+	}
+	r.seq = last + 0.001
+}
+
+// findBeforeAfter mirrors reducers/private/findBeforeAfter.ts over the whole list, where the
+// members of group are "before" or "after" and every other activity is "unknown": it stops at the
+// first "after", or at the first non-"before" following a "before", and returns the activity
+// preceding that point and the one at it.
+func (g *genAB) findBeforeAfter(group map[*unit]struct{}, isBefore func(*unit) bool) (before, after *unit) {
+	if len(group) == 0 {
+		return nil, nil
+	}
+	j := -1
+	for u := range group {
+		if i := g.list.Index(u); j < 0 || i < j {
+			j = i
+		}
+	}
+	first := g.list.At(j)
+	if !isBefore(first) {
+		if j > 0 {
+			return g.list.At(j - 1), first
+		}
+		return nil, first
+	}
+	n := g.list.Len()
+	k := j + 1
+	for ; k < n; k++ {
+		x := g.list.At(k)
+		if _, in := group[x]; !in || !isBefore(x) {
+			return g.list.At(k - 1), x
+		}
+	}
+	return g.list.At(n - 1), nil
+}
+
+func (g *genAB) upsert(r *record) {
+	if g.genB && r.ab.isLS && g.finals[r.ab.ls.sessionID] > 0 {
+		return // the session has concluded
+	}
+	g.patch(r)
+	var drop []*unit
+	if r.cid != "" {
+		for u := range g.byCid[r.cid] {
+			drop = append(drop, u)
+		}
+	}
+	if r.id != "" {
+		for u := range g.byID[r.id] {
+			drop = append(drop, u)
+		}
+	}
+	for _, u := range drop {
+		if u.rec != nil {
+			g.index(u, false)
+			g.list.Remove(u)
+			u.rec = nil
+		}
+	}
+	u := &unit{kind: unitActivity, rec: r, seq: seqKey(r.seq)}
+	g.index(u, true)
+	g.list.Insert(u, g.insertionIndex(r))
+}
+
+func (g *genAB) insertionIndex(r *record) int {
+	key := seqKey(r.seq)
+	if !g.genB || !r.ab.hasPartOf || !r.ab.hasPos {
+		return g.list.FirstSeqAbove(key, 0)
+	}
+	peers := g.byPart[r.ab.partOf]
+	best := g.list.Len()
+	for x := range peers {
+		if x.rec.ab.pos > r.ab.pos {
+			if i := g.list.Index(x); i < best {
+				best = i
+			}
+		}
+	}
+	for from := 0; from < best; {
+		i := g.list.FirstSeqAbove(key, from)
+		if i >= best {
+			break
+		}
+		if _, peer := peers[g.list.At(i)]; !peer {
+			best = i
+			break
+		}
+		from = i + 1
+	}
+	return best
+}
+
+func (g *genAB) incoming(r *record) {
+	g.prepare(r)
+	if r.role == activity.RoleUser {
+		for _, m := range []map[*unit]struct{}{g.byCid[r.cid], g.byID[r.id]} {
+			for u := range m {
+				r.pending = u.rec.pending
+			}
+		}
+	}
+	g.upsert(r)
+}
+
+func (g *genAB) post(r *record) {
+	g.prepare(r)
+	r.pending = true
+	g.upsert(r)
+}
+
+// fulfilled replaces every activity with that clientActivityID by the patched echo, in place.
+func (g *genAB) fulfilled(cid string, echo *record) {
+	g.prepare(echo)
+	g.patch(echo)
+	echo.pending = false
+	var hits []*unit
+	for u := range g.byCid[cid] {
+		hits = append(hits, u)
+	}
+	for _, u := range hits {
+		g.index(u, false)
+		c := *echo
+		u.rec = &c
+		u.seq = seqKey(echo.seq)
+		g.index(u, true)
+		g.list.Refresh(u)
+	}
+}
+
+func (g *genAB) delete(id string) {
+	var hits []*unit
+	for u := range g.byID[id] {
+		hits = append(hits, u)
+	}
+	for _, u := range hits {
+		g.index(u, false)
+		g.list.Remove(u)
+	}
+}
+
+func (g *genAB) each(f func(*record) bool) {
+	g.list.Each(func(u *unit) bool { return f(u.rec) })
+}
+
+// strictKey maps a JSON value to a string that is equal for two values exactly when JavaScript's
+// === holds between them; "" for objects and arrays, which are never strictly equal to another
+// activity's value. An absent member (undefined) has its own key.
+func strictKey(raw json.RawMessage) string {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 {
+		return "u"
+	}
+	switch t[0] {
+	case '{', '[':
+		return ""
+	case '"':
+		s, _ := jsonString(t)
+		return "s" + s
+	case 't', 'f', 'n':
+		return "l" + string(t)
+	}
+	f, _ := jsonNumber(t)
+	return "n" + strconv.FormatFloat(f, 'g', -1, 64)
+}

@@ -1,0 +1,133 @@
+package sortkeys
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strings"
+
+	"github.com/directline-go/directline/activity"
+)
+
+// bLivestream is getActivityLivestreamingMetadata as published in
+// botframework-webchat-core 4.18.1-main.20251101.54e519d.
+type bLivestream struct {
+	sessionID string
+	seq       float64
+	final     bool
+}
+
+// genBLivestream follows that release's valibot union: interim, informative, final message,
+// final typing; each tried with the metadata in channelData first, then in the first entity that
+// is a valid streaminfo for that shape.
+func genBLivestream(r *record) (bLivestream, bool) {
+	idRaw, ok := r.top["id"]
+	if !ok || !isJSONString(idRaw) {
+		return bLivestream{}, false
+	}
+	if t, ok := r.top["text"]; ok && !isJSONString(t) {
+		return bLivestream{}, false
+	}
+	typ := r.act.Type
+	shapes := []struct {
+		actType, streamType string
+		final, emptyText    bool
+	}{
+		{activity.TypeTyping, "streaming", false, false},
+		{activity.TypeTyping, "informative", false, false},
+		{activity.TypeMessage, "final", true, false},
+		{activity.TypeTyping, "final", true, true},
+	}
+	for _, sh := range shapes {
+		if typ != sh.actType || (sh.emptyText && r.act.Text != "") {
+			continue
+		}
+		check := func(md map[string]json.RawMessage) (bLivestream, bool) {
+			if st, ok := jsonString(md["streamType"]); !ok || st != sh.streamType {
+				return bLivestream{}, false
+			}
+			sid := ""
+			if raw, present := md["streamId"]; present {
+				s, ok := jsonString(raw)
+				if !ok || (sh.final && s == "") {
+					return bLivestream{}, false
+				}
+				sid = s
+			} else if sh.final {
+				return bLivestream{}, false
+			}
+			out := bLivestream{sessionID: sid, final: sh.final, seq: math.Inf(1)}
+			if !sh.final {
+				seq, ok := jsonNumber(md["streamSequence"])
+				if !ok || seq < 1 || seq != math.Trunc(seq) {
+					return bLivestream{}, false
+				}
+				out.seq = seq
+			}
+			if out.sessionID == "" {
+				out.sessionID = r.act.ID
+			}
+			return out, true
+		}
+		if ls, ok := check(r.act.ChannelData); ok {
+			return ls, true
+		}
+		for _, raw := range r.act.Entities {
+			var m map[string]json.RawMessage
+			if json.Unmarshal(raw, &m) != nil {
+				continue
+			}
+			if t, _ := jsonString(m["type"]); t != "streaminfo" {
+				continue
+			}
+			if ls, ok := check(m); ok {
+				return ls, true
+			}
+		}
+	}
+	return bLivestream{}, false
+}
+
+// genBMessageEntity reads the schema.org Message entity as that release's getOrgSchemaMessage
+// does: the first entity whose type starts with "https://schema.org/" and whose @id is "";
+// position when it is a number, isPartOf["@id"] when it is a string (any isPartOf @type).
+func genBMessageEntity(a *activity.Activity) (pos float64, partOf string, hasPos, hasPartOf bool) {
+	for _, raw := range a.Entities {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw, &m) != nil {
+			continue
+		}
+		typ, _ := jsonString(m["type"])
+		if !strings.HasPrefix(typ, "https://schema.org/") {
+			continue
+		}
+		if id, ok := jsonString(m["@id"]); !ok || id != "" {
+			continue
+		}
+		if f, ok := jsonNumber(firstOf(m["position"])); ok {
+			pos, hasPos = f, true
+		}
+		var po map[string]json.RawMessage
+		if json.Unmarshal(firstOf(m["isPartOf"]), &po) == nil {
+			if s, ok := jsonString(po["@id"]); ok {
+				partOf, hasPartOf = s, true
+			}
+		}
+		return
+	}
+	return
+}
+
+// firstOf reduces a JSON array to its first element, as schema.org single-valued properties are
+// read.
+func firstOf(raw json.RawMessage) json.RawMessage {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || t[0] != '[' {
+		return raw
+	}
+	var arr []json.RawMessage
+	if json.Unmarshal(t, &arr) != nil || len(arr) == 0 {
+		return nil
+	}
+	return arr[0]
+}

@@ -1,0 +1,469 @@
+package sortkeys
+
+import (
+	"math"
+	"sort"
+
+	"github.com/directline-go/directline/activity"
+)
+
+// Gen-c: Web Chat main after the November 2025 rewrite (WEBCHAT-ORDERING §1, §4; reducer
+// packages/core/src/reducers/activities/sort/upsert.ts and deleteActivityByLocalId.ts).
+
+type sessionEntry struct {
+	lid int
+	ts  jsNum
+	seq float64
+}
+
+type session struct {
+	entries   []sessionEntry
+	finalized bool
+	ts        jsNum
+}
+
+// part is one entry of a HowTo grouping's part list: a plain activity or a livestream session.
+type part struct {
+	kind unitKind
+	lid  int
+	sid  string
+	ts   jsNum
+	pos  *float64
+}
+
+type grouping struct {
+	parts []part
+	ts    jsNum
+}
+
+type genC struct {
+	list     unitList
+	acts     map[int]*record // activityMap: local id → current revision
+	idMap    map[string]int  // activityIdToLocalIdMap
+	cidMap   map[string]int  // clientActivityIdToLocalIdMap
+	sessions map[string]*session
+	groups   map[string]*grouping
+	// Handles of the main-list units by identity.
+	plainUnits   map[int]*unit
+	sessionUnits map[string]*unit
+	groupUnits   map[string]*unit
+	// Where a local id sits, for delete.
+	lidSessions map[int][]string
+	lidGroups   map[int][]string
+	nextLid     int
+	// ghosts keeps deleted revisions in the UI list: anchored after the local id that preceded
+	// them (anchor -1: the top).
+	ghosts map[int][]*record
+}
+
+func newGenC(list unitList) *genC {
+	return &genC{list: list, acts: map[int]*record{}, idMap: map[string]int{}, cidMap: map[string]int{},
+		sessions: map[string]*session{}, groups: map[string]*grouping{}, plainUnits: map[int]*unit{},
+		sessionUnits: map[string]*unit{}, groupUnits: map[string]*unit{}, lidSessions: map[int][]string{},
+		lidGroups: map[int][]string{}, ghosts: map[int][]*record{}}
+}
+
+func (g *genC) newLid() int {
+	g.nextLid++
+	return g.nextLid
+}
+
+// incoming is DIRECT_LINE/INCOMING_ACTIVITY (createGroupedActivitiesReducer.ts).
+func (g *genC) incoming(r *record) {
+	if r.role == activity.RoleUser {
+		lid, ok := -1, false
+		if r.cid != "" {
+			lid, ok = g.cidMap[r.cid]
+		} else if r.id != "" {
+			lid, ok = g.idMap[r.id]
+		}
+		if ok {
+			if prev := g.acts[lid]; prev != nil {
+				r.lid = lid
+				r.pending = prev.pending
+				g.upsert(r)
+				return
+			}
+		}
+		r.lid = g.newLid()
+		g.upsert(r)
+		return
+	}
+	if lid, ok := g.idMap[r.id]; ok && r.id != "" && g.acts[lid] != nil {
+		r.lid = lid
+	} else {
+		// An id-less activity gets a random id in Web Chat, hence its own unit.
+		r.lid = g.newLid()
+	}
+	g.upsert(r)
+}
+
+func (g *genC) post(r *record) {
+	r.lid = g.newLid()
+	r.pending = true
+	g.upsert(r)
+}
+
+// fulfilled is POST_ACTIVITY_FULFILLED: the echo takes over the pending activity's local id and is
+// re-sorted by its own keys. Without a pending activity Web Chat's reducer throws; nothing changes.
+func (g *genC) fulfilled(cid string, echo *record) {
+	lid, ok := g.cidMap[cid]
+	if !ok || g.acts[lid] == nil {
+		return
+	}
+	echo.lid = lid
+	echo.pending = false
+	g.upsert(echo)
+}
+
+func (g *genC) upsert(r *record) {
+	entry := unit{kind: unitActivity, rec: r, ts: r.ts}
+	ls, isLS := r.act.Livestream()
+	if isLS {
+		if s := g.sessions[ls.SessionID]; s != nil && s.finalized {
+			return // sealed: later activities for a concluded session are dropped
+		}
+	}
+	g.acts[r.lid] = r
+	if r.id != "" {
+		g.idMap[r.id] = r.lid
+	}
+	if r.cid != "" {
+		g.cidMap[r.cid] = r.lid
+	}
+	r.unit = ""
+	if isLS {
+		sid := ls.SessionID
+		s := g.sessions[sid]
+		first := s == nil
+		if first {
+			s = &session{}
+			g.sessions[sid] = s
+		}
+		i := sort.Search(len(s.entries), func(i int) bool { return s.entries[i].seq > ls.Sequence })
+		s.entries = append(s.entries, sessionEntry{})
+		copy(s.entries[i+1:], s.entries[i:])
+		s.entries[i] = sessionEntry{lid: r.lid, ts: r.ts, seq: ls.Sequence}
+		s.finalized = ls.Kind == activity.LivestreamFinal
+		if s.finalized || first {
+			s.ts = r.ts
+		}
+		g.lidSessions[r.lid] = appendOnce(g.lidSessions[r.lid], sid)
+		entry = unit{kind: unitSession, key: sid, ts: s.ts}
+		r.unit = "livestream:" + sid
+	}
+	if gid, pos, ok := r.act.PartGrouping(); ok {
+		gr := g.groups[gid]
+		if gr == nil {
+			gr = &grouping{}
+			g.groups[gid] = gr
+		}
+		existing := -1
+		for i, p := range gr.parts {
+			if (isLS && p.kind == unitSession && p.sid == ls.SessionID) ||
+				(!isLS && p.kind == unitActivity && p.lid == r.lid) {
+				existing = i
+				break
+			}
+		}
+		np := part{kind: entry.kind, lid: r.lid, sid: entry.key, ts: entry.ts, pos: pos}
+		if existing >= 0 && pos == nil {
+			gr.parts[existing] = np
+		} else {
+			if existing >= 0 {
+				gr.parts = append(gr.parts[:existing], gr.parts[existing+1:]...)
+			}
+			at := len(gr.parts)
+			for i, p := range gr.parts {
+				if p.pos != nil && pos != nil && *p.pos-*pos > 0 {
+					at = i
+					break
+				}
+			}
+			gr.parts = append(gr.parts, part{})
+			copy(gr.parts[at+1:], gr.parts[at:])
+			gr.parts[at] = np
+		}
+		gr.ts = partListTimestamp(gr.parts)
+		if !isLS {
+			g.lidGroups[r.lid] = appendOnce(g.lidGroups[r.lid], gid)
+		}
+		entry = unit{kind: unitGrouping, key: gid, ts: gr.ts}
+		r.unit = "howto:" + gid
+	}
+
+	var u *unit
+	switch entry.kind {
+	case unitActivity:
+		u = g.plainUnits[r.lid]
+		if u == nil {
+			u = &unit{kind: unitActivity}
+			g.plainUnits[r.lid] = u
+		} else {
+			g.list.Remove(u)
+		}
+		u.rec = r
+		u.lts = r.lts
+	case unitSession:
+		u = g.sessionUnits[entry.key]
+		if u == nil {
+			u = &unit{kind: unitSession, key: entry.key}
+			g.sessionUnits[entry.key] = u
+		} else {
+			g.list.Remove(u)
+		}
+	default:
+		u = g.groupUnits[entry.key]
+		if u == nil {
+			u = &unit{kind: unitGrouping, key: entry.key}
+			g.groupUnits[entry.key] = u
+		} else {
+			g.list.Remove(u)
+		}
+	}
+	u.ts = entry.ts
+	if entry.kind != unitActivity {
+		// A plain unit left behind for this local id (an activity that later joined a session or
+		// a grouping) compares by the current revision's localTimestamp.
+		if pu := g.plainUnits[r.lid]; pu != nil {
+			pu.rec = r
+			pu.lts = r.lts
+			g.list.Refresh(pu)
+		}
+	}
+	g.list.Insert(u, g.list.FirstGreater(u))
+}
+
+// partListTimestamp is the grouping's logical timestamp: Math.max over the parts' defined
+// timestamps (NaN wins, as in Math.max), undefined when none is defined.
+func partListTimestamp(parts []part) jsNum {
+	out := undef
+	for _, p := range parts {
+		if !p.ts.def {
+			continue
+		}
+		if !out.def {
+			out = num(math.Max(math.Inf(-1), p.ts.v))
+			continue
+		}
+		out = num(jsMax(out.v, p.ts.v))
+	}
+	return out
+}
+
+// jsMax is Math.max for two numbers: NaN if either is NaN.
+func jsMax(a, b float64) float64 {
+	if math.IsNaN(a) || math.IsNaN(b) {
+		return math.NaN()
+	}
+	return math.Max(a, b)
+}
+
+func appendOnce(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+// delete is DIRECT_LINE/DELETE_ACTIVITY (deleteActivityByLocalId.ts): the activity leaves every
+// map; groupings and sessions recompute their timestamps; empty units leave the main list;
+// nothing is re-sorted.
+func (g *genC) delete(id string) {
+	lid, ok := g.idMap[id]
+	if !ok || g.acts[lid] == nil {
+		return
+	}
+	uiBefore := g.uiList()
+	anchor := -1
+	for i, r := range uiBefore {
+		if !r.ghost && r.lid == lid {
+			if i > 0 {
+				anchor = uiBefore[i-1].lid
+			}
+			break
+		}
+	}
+	gone := *g.acts[lid]
+	gone.ghost = true
+	g.ghosts[anchor] = append(g.ghosts[anchor], &gone)
+
+	delete(g.acts, lid)
+	for k, v := range g.idMap {
+		if v == lid {
+			delete(g.idMap, k)
+		}
+	}
+	for k, v := range g.cidMap {
+		if v == lid {
+			delete(g.cidMap, k)
+		}
+	}
+	for _, gid := range g.lidGroups[lid] {
+		gr := g.groups[gid]
+		if gr == nil {
+			continue
+		}
+		idx := -1
+		for i, p := range gr.parts {
+			if p.kind == unitActivity && p.lid == lid {
+				idx = i
+				break
+			}
+		}
+		if idx < 0 {
+			continue
+		}
+		gr.parts = append(gr.parts[:idx], gr.parts[idx+1:]...)
+		if len(gr.parts) > 0 {
+			gr.ts = partListTimestamp(gr.parts)
+			if u := g.groupUnits[gid]; u != nil {
+				u.ts = gr.ts
+				g.list.Refresh(u)
+			}
+		} else {
+			delete(g.groups, gid)
+			if u := g.groupUnits[gid]; u != nil {
+				g.list.Remove(u)
+				delete(g.groupUnits, gid)
+			}
+		}
+	}
+	delete(g.lidGroups, lid)
+	for _, sid := range g.lidSessions[lid] {
+		s := g.sessions[sid]
+		if s == nil {
+			continue
+		}
+		idx := -1
+		for i, e := range s.entries {
+			if e.lid == lid {
+				idx = i
+				break
+			}
+		}
+		if idx < 0 {
+			continue
+		}
+		s.entries = append(s.entries[:idx], s.entries[idx+1:]...)
+		if len(s.entries) > 0 {
+			last := s.entries[len(s.entries)-1]
+			s.finalized = math.IsInf(last.seq, 1)
+			if s.finalized {
+				s.ts = last.ts
+			} else {
+				s.ts = s.entries[0].ts
+			}
+			for _, gr := range g.groupsWithSession(sid) {
+				for i := range gr.parts {
+					if gr.parts[i].kind == unitSession && gr.parts[i].sid == sid {
+						gr.parts[i].ts = s.ts
+					}
+				}
+				gr.ts = partListTimestamp(gr.parts)
+			}
+		} else {
+			delete(g.sessions, sid)
+			if u := g.sessionUnits[sid]; u != nil {
+				g.list.Remove(u)
+				delete(g.sessionUnits, sid)
+			}
+			for _, gr := range g.groupsWithSession(sid) {
+				for i := range gr.parts {
+					if gr.parts[i].kind == unitSession && gr.parts[i].sid == sid {
+						gr.parts = append(gr.parts[:i], gr.parts[i+1:]...)
+						break
+					}
+				}
+				gr.ts = partListTimestamp(gr.parts)
+			}
+		}
+	}
+	delete(g.lidSessions, lid)
+	if u := g.plainUnits[lid]; u != nil {
+		g.list.Remove(u)
+		delete(g.plainUnits, lid)
+	}
+}
+
+// groupsWithSession lists the groupings that hold session sid as a part (deletes only).
+func (g *genC) groupsWithSession(sid string) []*grouping {
+	var out []*grouping
+	for _, gr := range g.groups {
+		for _, p := range gr.parts {
+			if p.kind == unitSession && p.sid == sid {
+				out = append(out, gr)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// each flattens the main list into state.activities (computeSortedActivities.ts).
+func (g *genC) each(f func(*record) bool) {
+	emitSession := func(sid string) bool {
+		s := g.sessions[sid]
+		if s == nil {
+			return true
+		}
+		for _, e := range s.entries {
+			if r := g.acts[e.lid]; r != nil && !f(r) {
+				return false
+			}
+		}
+		return true
+	}
+	g.list.Each(func(u *unit) bool {
+		switch u.kind {
+		case unitActivity:
+			if r := g.acts[u.rec.lid]; r != nil {
+				return f(r)
+			}
+			return true
+		case unitSession:
+			return emitSession(u.key)
+		}
+		gr := g.groups[u.key]
+		if gr == nil {
+			return true
+		}
+		for _, p := range gr.parts {
+			if p.kind == unitSession {
+				if !emitSession(p.sid) {
+					return false
+				}
+			} else if r := g.acts[p.lid]; r != nil && !f(r) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// uiList is the list the rendering layer keys: state.activities plus deleted revisions kept in
+// place (conformance README "From order to screen" step 1).
+func (g *genC) uiList() []*record {
+	var out []*record
+	done := map[int]bool{}
+	var emitGhosts func(anchor int)
+	emitGhosts = func(anchor int) {
+		if len(g.ghosts) == 0 || done[anchor] {
+			return
+		}
+		done[anchor] = true
+		for _, gr := range g.ghosts[anchor] {
+			out = append(out, gr)
+			emitGhosts(gr.lid)
+		}
+	}
+	emitGhosts(-1)
+	g.each(func(r *record) bool {
+		out = append(out, r)
+		emitGhosts(r.lid)
+		return true
+	})
+	return out
+}

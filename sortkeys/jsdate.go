@@ -1,0 +1,223 @@
+package sortkeys
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+)
+
+// jsNum is a JavaScript value that is either undefined or a number (NaN included).
+type jsNum struct {
+	def bool
+	v   float64
+}
+
+var undef = jsNum{}
+
+func num(v float64) jsNum { return jsNum{def: true, v: v} }
+
+// isNumber reports a defined, non-NaN value: the only kind a ">" comparison can succeed on.
+func (n jsNum) isNumber() bool { return n.def && !math.IsNaN(n.v) }
+
+// maxTimeValue is ECMAScript's TimeClip bound (±8.64e15 ms).
+const maxTimeValue = 8.64e15
+
+// parseDate returns Date.parse(s) for the ISO 8601 forms V8 accepts: YYYY, YYYY-MM, YYYY-MM-DD,
+// optionally followed by T (or t, or a space) HH:mm[:ss[.fraction]] and Z or ±HH:MM / ±HHMM;
+// six-digit signed years too. Like V8 it accepts any day 1–31 in any month (rolling over) and
+// 24:00:00 as the next midnight. A date-time without an offset is read as UTC (the zone of the
+// environment the vectors were recorded in). Anything else, including V8's legacy formats, is
+// NaN.
+func parseDate(s string) float64 {
+	p := dateParser{s: s}
+	v, ok := p.parse()
+	if !ok || math.Abs(v) > maxTimeValue {
+		return math.NaN()
+	}
+	return v
+}
+
+type dateParser struct {
+	s string
+	i int
+}
+
+func (p *dateParser) digits(n int) (int, bool) {
+	if p.i+n > len(p.s) {
+		return 0, false
+	}
+	v := 0
+	for k := 0; k < n; k++ {
+		c := p.s[p.i+k]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int(c-'0')
+	}
+	p.i += n
+	return v, true
+}
+
+func (p *dateParser) eat(c byte) bool {
+	if p.i < len(p.s) && p.s[p.i] == c {
+		p.i++
+		return true
+	}
+	return false
+}
+
+func (p *dateParser) parse() (float64, bool) {
+	year := 0
+	if p.i < len(p.s) && (p.s[0] == '+' || p.s[0] == '-') {
+		neg := p.s[0] == '-'
+		p.i++
+		y, ok := p.digits(6)
+		if !ok || (neg && y == 0) {
+			return 0, false
+		}
+		year = y
+		if neg {
+			year = -y
+		}
+	} else {
+		y, ok := p.digits(4)
+		if !ok {
+			return 0, false
+		}
+		year = y
+	}
+	month, day := 1, 1
+	if p.eat('-') {
+		m, ok := p.digits(2)
+		if !ok || m < 1 || m > 12 {
+			return 0, false
+		}
+		month = m
+		if p.eat('-') {
+			d, ok := p.digits(2)
+			if !ok || d < 1 || d > 31 {
+				return 0, false
+			}
+			day = d
+		}
+	}
+	var hour, minute, sec, ms int
+	offset := 0
+	if p.i < len(p.s) {
+		c := p.s[p.i]
+		if c != 'T' && c != 't' && c != ' ' {
+			return 0, false
+		}
+		p.i++
+		var ok bool
+		if hour, ok = p.digits(2); !ok || !p.eat(':') {
+			return 0, false
+		}
+		if minute, ok = p.digits(2); !ok {
+			return 0, false
+		}
+		if p.eat(':') {
+			if sec, ok = p.digits(2); !ok {
+				return 0, false
+			}
+			if p.eat('.') {
+				start := p.i
+				frac := 0
+				for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
+					if p.i-start < 3 {
+						frac = frac*10 + int(p.s[p.i]-'0')
+					}
+					p.i++
+				}
+				n := p.i - start
+				if n == 0 {
+					return 0, false
+				}
+				for ; n < 3; n++ {
+					frac *= 10
+				}
+				ms = frac
+			}
+		}
+		if hour > 24 || minute > 59 || sec > 59 || (hour == 24 && (minute > 0 || sec > 0 || ms > 0)) {
+			return 0, false
+		}
+		if p.i < len(p.s) {
+			switch p.s[p.i] {
+			case 'Z', 'z':
+				p.i++
+			case '+', '-':
+				sign := 1
+				if p.s[p.i] == '-' {
+					sign = -1
+				}
+				p.i++
+				oh, ok := p.digits(2)
+				if !ok {
+					return 0, false
+				}
+				p.eat(':')
+				om, ok := p.digits(2)
+				if !ok || oh > 23 || om > 59 {
+					return 0, false
+				}
+				offset = sign * (oh*60 + om)
+			default:
+				return 0, false
+			}
+		}
+	}
+	if p.i != len(p.s) {
+		return 0, false
+	}
+	days := daysFromCivil(year, month, 1) + int64(day-1)
+	t := float64(days)*86400000 + float64(hour)*3600000 + float64(minute)*60000 + float64(sec)*1000 + float64(ms)
+	return t - float64(offset)*60000, true
+}
+
+// daysFromCivil counts days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar.
+func daysFromCivil(y, m, d int) int64 {
+	if m <= 2 {
+		y--
+	}
+	era := y / 400
+	if y < 0 && y%400 != 0 {
+		era = (y - 399) / 400
+	}
+	yoe := y - era*400
+	mp := (m + 9) % 12
+	doy := (153*mp+2)/5 + d - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return int64(era)*146097 + int64(doe) - 719468
+}
+
+// jsDateValue is +new Date(v) for a JSON value v: strings are parsed, numbers are time values,
+// null is 0, booleans are 0 or 1, and anything else is NaN.
+func jsDateValue(raw json.RawMessage) float64 {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 {
+		return math.NaN()
+	}
+	switch t[0] {
+	case '"':
+		var s string
+		if json.Unmarshal(t, &s) != nil {
+			return math.NaN()
+		}
+		return parseDate(s)
+	case 'n':
+		return 0
+	case 't':
+		return 1
+	case 'f':
+		return 0
+	case '[', '{':
+		return math.NaN()
+	}
+	f, err := strconv.ParseFloat(string(t), 64)
+	if err != nil || math.Abs(f) > maxTimeValue {
+		return math.NaN()
+	}
+	return math.Trunc(f) + 0 // TimeClip truncates toward zero
+}

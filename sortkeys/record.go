@@ -1,0 +1,245 @@
+package sortkeys
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/directline-go/directline/activity"
+)
+
+// record is one stored revision of an activity.
+type record struct {
+	// lid is the local id Web Chat keeps across revisions (gen-c) or a unique revision number.
+	lid int
+	// rev numbers revisions uniquely; the keys walk uses it as the revision's identity.
+	rev     int
+	raw     json.RawMessage
+	act     *activity.Activity
+	top     map[string]json.RawMessage
+	id      string
+	cid     string
+	role    string
+	pending bool
+	arrival int
+	// ts is the gen-c logical timestamp: a numeric webchat:sequence-id, else Date.parse of a
+	// string timestamp, else undefined.
+	ts jsNum
+	// lts is +new Date(localTimestamp), undefined when the member is absent.
+	lts jsNum
+	// seq is the gen-a/gen-b webchat:sequence-id after Web Chat filled it in.
+	seq float64
+	// unit names the sorting unit (Item.Unit).
+	unit string
+	// ab is what the gen-a/gen-b reducer reads.
+	ab abInfo
+	// uiDone says sid and shown hold the rendering layer's view of this revision.
+	uiDone bool
+	sid    string
+	shown  bool
+	// ghost marks a revision deleted from the store but still in the UI list (gen-c).
+	ghost bool
+}
+
+func (r *record) name() string {
+	if r.id != "" {
+		return r.id
+	}
+	return r.cid
+}
+
+// ui returns the livestream session id (or "") and the visibility of this revision, computed once.
+func (r *record) ui() (sid string, shown bool) {
+	if !r.uiDone {
+		if ls, ok := r.act.Livestream(); ok {
+			r.sid = ls.SessionID
+		}
+		r.shown = visible(r)
+		r.uiDone = true
+	}
+	return r.sid, r.shown
+}
+
+func (r *record) item() Item {
+	return Item{Name: r.name(), ID: r.id, ClientActivityID: r.cid, Pending: r.pending,
+		Activity: r.raw, Arrival: r.arrival, Unit: r.unit}
+}
+
+// ErrNotObject is returned by Apply when an event's activity is not a JSON object.
+var ErrNotObject = errors.New("sortkeys: activity is not a JSON object")
+
+// decodeRecord parses an activity and applies Web Chat's normalisation on receipt
+// (WEBCHAT-ORDERING §3 step 1): null members are absent, and a missing role is inferred from
+// from.id and userID.
+func decodeRecord(raw json.RawMessage, userID string) (*record, error) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || t[0] != '{' {
+		return nil, ErrNotObject
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(t, &top); err != nil {
+		return nil, fmt.Errorf("sortkeys: %w", err)
+	}
+	for k, v := range top {
+		if isJSONNull(v) {
+			delete(top, k)
+		}
+	}
+	a, err := activity.Decode(t)
+	if err != nil {
+		return nil, fmt.Errorf("sortkeys: %w", err)
+	}
+	r := &record{raw: raw, act: a, top: top, id: a.ID, cid: a.ClientActivityID()}
+	switch {
+	case a.From == nil:
+		r.role = "channel"
+	case a.From.Role != "":
+		r.role = a.From.Role
+	case a.From.ID != "" && a.From.ID == userID:
+		r.role = activity.RoleUser
+	case a.From.ID != "":
+		r.role = activity.RoleBot
+	default:
+		r.role = "channel"
+	}
+	if seq, ok := jsonNumber(a.ChannelData["webchat:sequence-id"]); ok {
+		r.ts = num(seq)
+	} else if ts, ok := top["timestamp"]; ok && isJSONString(ts) {
+		r.ts = num(jsDateValue(ts))
+	}
+	if l, ok := top["localTimestamp"]; ok {
+		r.lts = num(jsDateValue(l))
+	}
+	return r, nil
+}
+
+func isJSONNull(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) == 4 && string(t) == "null"
+}
+
+func isJSONString(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && t[0] == '"'
+}
+
+// jsonNumber returns raw as a float64 when it is a JSON number (typeof === "number").
+func jsonNumber(raw json.RawMessage) (float64, bool) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || !(t[0] == '-' || (t[0] >= '0' && t[0] <= '9')) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(t), 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, false
+	}
+	return f, true
+}
+
+// jsonString returns raw as a string when it is a JSON string.
+func jsonString(raw json.RawMessage) (string, bool) {
+	if !isJSONString(raw) {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// toNumber is JavaScript's ToNumber for a JSON value (undefined when raw is nil).
+func toNumber(raw json.RawMessage) float64 {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 {
+		return math.NaN()
+	}
+	switch t[0] {
+	case 'n', 'f':
+		return 0
+	case 't':
+		return 1
+	case '{':
+		return math.NaN()
+	case '[':
+		var arr []json.RawMessage
+		if json.Unmarshal(t, &arr) != nil || len(arr) > 1 {
+			return math.NaN()
+		}
+		if len(arr) == 0 {
+			return 0
+		}
+		if s, ok := jsonString(arr[0]); ok {
+			return stringToNumber(s)
+		}
+		if f, ok := jsonNumber(arr[0]); ok {
+			return f
+		}
+		if isJSONNull(arr[0]) {
+			return 0
+		}
+		return math.NaN()
+	case '"':
+		s, _ := jsonString(t)
+		return stringToNumber(s)
+	}
+	f, _ := jsonNumber(t)
+	return f
+}
+
+// stringToNumber is JavaScript's StringToNumber for decimal, hexadecimal, octal, binary and
+// Infinity forms; whitespace around the literal is allowed and "" is 0.
+func stringToNumber(s string) float64 {
+	s = trimJSSpace(s)
+	if s == "" {
+		return 0
+	}
+	switch s {
+	case "Infinity", "+Infinity":
+		return math.Inf(1)
+	case "-Infinity":
+		return math.Inf(-1)
+	}
+	if len(s) > 2 && s[0] == '0' {
+		base := 0
+		switch s[1] {
+		case 'x', 'X':
+			base = 16
+		case 'o', 'O':
+			base = 8
+		case 'b', 'B':
+			base = 2
+		}
+		if base != 0 {
+			v, err := strconv.ParseUint(s[2:], base, 64)
+			if err != nil {
+				return math.NaN()
+			}
+			return float64(v)
+		}
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
+			return math.NaN()
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return math.NaN()
+	}
+	return f
+}
+
+func trimJSSpace(s string) string {
+	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' }
+	for len(s) > 0 && isSpace(s[0]) {
+		s = s[1:]
+	}
+	for len(s) > 0 && isSpace(s[len(s)-1]) {
+		s = s[:len(s)-1]
+	}
+	return s
+}
