@@ -119,7 +119,7 @@ func (r *reader) stream() error {
 			return nil
 		}
 		if err != nil {
-			return r.syntax(err, 0, off)
+			return r.streamError(err, off)
 		}
 		n++
 		if n == 1 && hasMember(raw, "events") {
@@ -135,6 +135,25 @@ func (r *reader) stream() error {
 			return err
 		}
 	}
+}
+
+// streamError reports a value that does not decode. In JSON Lines a truncated line is only
+// detected on a later line; when the line the value starts on is not valid JSON by itself, that
+// line is reported.
+func (r *reader) streamError(err error, off int) error {
+	ie := r.syntax(err, 0, off).(*InputError)
+	start := r.line(off)
+	if ie.Line > start {
+		end := len(r.data)
+		if start-1 < len(r.newlines) {
+			end = r.newlines[start-1]
+		}
+		var v json.RawMessage
+		if lerr := json.Unmarshal(r.data[off:end], &v); lerr != nil {
+			return &InputError{Line: start, Reason: "invalid JSON: " + lerr.Error()}
+		}
+	}
+	return ie
 }
 
 // element takes one value of a JSON Lines stream or a top-level array.

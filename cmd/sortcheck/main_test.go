@@ -1,0 +1,428 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Activities of a small conforming conversation, one JSON object each.
+var cleanActivities = []string{
+	`{"type":"message","id":"c|0000001","timestamp":"2024-05-01T10:00:00.000Z","localTimestamp":"2024-05-01T12:00:00.000+02:00","from":{"id":"u-user","role":"user"},"text":"hello","channelData":{"clientActivityID":"x1","webchat:sequence-id":1}}`,
+	`{"type":"message","id":"c|0000002","timestamp":"2024-05-01T10:00:01.000Z","from":{"id":"bot","role":"bot"},"text":"hi there","replyToId":"c|0000001","channelData":{"webchat:sequence-id":2}}`,
+	`{"type":"message","id":"c|0000003","timestamp":"2024-05-01T10:00:02.000Z","from":{"id":"bot","role":"bot"},"text":"anything else?","channelData":{"webchat:sequence-id":3}}`,
+}
+
+// Activities the service delivered in one order but Web Chat shows in another (b before a), and
+// without sequence ids on the last one (a MUST finding).
+var misplacedActivities = []string{
+	`{"type":"message","id":"a","timestamp":"2024-05-01T10:00:10.000Z","from":{"id":"bot","role":"bot"},"text":"first from the service"}`,
+	`{"type":"message","id":"b","timestamp":"2024-05-01T10:00:05.000Z","from":{"id":"bot","role":"bot"},"text":"second from the service"}`,
+	`{"type":"message","id":"c","timestamp":"2024-05-01T10:00:11.000Z","from":{"id":"bot","role":"bot"},"text":"third"}`,
+}
+
+func jsonLines(acts []string) string { return strings.Join(acts, "\n") + "\n" }
+
+func transcript(acts []string) string { return "[\n  " + strings.Join(acts, ",\n  ") + "\n]\n" }
+
+func activitySets(acts []string) string {
+	return "[\n" + `{"activities":[` + acts[0] + `],"watermark":"1"},` + "\n" +
+		`{"activities":[` + strings.Join(acts[1:], ",\n") + `],"watermark":"3"}` + "\n]\n"
+}
+
+func vector(acts []string) string {
+	var evs []string
+	for _, a := range acts {
+		evs = append(evs, `{"op":"incoming","activity":`+a+`}`)
+	}
+	evs = append(evs, `{"op":"expect","order":[]}`)
+	return `{"name":"t","profile":"gen-c","source":"test","userID":"u-user","events":[` + "\n" + strings.Join(evs, ",\n") + "\n]}\n"
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func runWith(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(args, strings.NewReader(stdin), &out, &errOut)
+	return result{code, out.String(), errOut.String()}
+}
+
+type jsonReport struct {
+	Input struct {
+		Source, Format string
+	}
+	Screen []struct {
+		Position                                 int
+		Name, Role, Type, Text, SequenceID, Unit string
+		Timestamp                                string
+	}
+	Findings []struct {
+		Rule, Severity, ActivityID, Message string
+		Index, Line                         int
+	}
+	Summary struct {
+		Profile, ServiceOrder string
+		Events, Activities    int
+		Findings              int
+		ByRule                map[string]int
+		InvertedPairs         int64
+		Moved, Bubbles        int
+		BySeverity            map[string]int
+	}
+	Rules []struct{ ID, Severity, Doc string }
+}
+
+func decodeReport(t *testing.T, s string) jsonReport {
+	t.Helper()
+	var r jsonReport
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		t.Fatalf("--json output does not decode: %v\n%s", err, s)
+	}
+	return r
+}
+
+func TestInputFormats(t *testing.T) {
+	for _, tc := range []struct {
+		name, format string
+		input        func([]string) string
+	}{
+		{"json lines", FormatJSONLines, jsonLines},
+		{"transcript", FormatTranscript, transcript},
+		{"activity sets", FormatActivitySet, activitySets},
+		{"vector", FormatVector, vector},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clean := runWith(t, tc.input(cleanActivities), "--json", "--user-id", "u-user")
+			if clean.code != exitClean || clean.stderr != "" {
+				t.Fatalf("clean log: exit %d, stderr %q\n%s", clean.code, clean.stderr, clean.stdout)
+			}
+			r := decodeReport(t, clean.stdout)
+			if r.Input.Format != tc.format || r.Summary.Activities != 3 || len(r.Screen) != 3 || len(r.Findings) != 0 {
+				t.Fatalf("format %q, %d activities, screen %+v, findings %+v", r.Input.Format, r.Summary.Activities, r.Screen, r.Findings)
+			}
+			if s := r.Screen[0]; s.Name != "c|0000001" || s.Role != "user" || s.Text != "hello" || s.SequenceID != "1" || s.Timestamp != "2024-05-01T10:00:00.000Z" {
+				t.Errorf("first row %+v", s)
+			}
+
+			bad := runWith(t, tc.input(misplacedActivities), "--json")
+			if bad.code != exitFindings {
+				t.Fatalf("misplaced log: exit %d\n%s%s", bad.code, bad.stdout, bad.stderr)
+			}
+			r = decodeReport(t, bad.stdout)
+			if r.Summary.InvertedPairs != 1 || r.Summary.Moved != 1 || r.Summary.ServiceOrder != "delivery" {
+				t.Errorf("summary %+v", r.Summary)
+			}
+			var names []string
+			for _, s := range r.Screen {
+				names = append(names, s.Name)
+			}
+			if strings.Join(names, ",") != "b,a,c" {
+				t.Errorf("screen %v, want b,a,c", names)
+			}
+		})
+	}
+}
+
+func TestTextOutput(t *testing.T) {
+	res := runWith(t, jsonLines(misplacedActivities))
+	if res.code != exitFindings {
+		t.Fatalf("exit %d", res.code)
+	}
+	for _, want := range []string{
+		"Predicted screen (gen-c, 3 bubbles)",
+		"DL070-order-inverted",
+		"line 2", // b is on line 2 of the input
+		"1 pairs shown in the opposite order to the server",
+		"second from the service",
+	} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("text output lacks %q:\n%s", want, res.stdout)
+		}
+	}
+	if res := runWith(t, jsonLines(misplacedActivities), "--screen=false"); strings.Contains(res.stdout, "Predicted screen") {
+		t.Errorf("--screen=false still prints the screen")
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	mustOnly := `{"type":"message","id":"a","from":{"id":"bot","role":"bot"},"text":"no timestamp"}` + "\n"
+	shouldOnly := `{"type":"message","id":"a","timestamp":"2024-05-01T10:00:00Z","from":{"id":"bot","role":"bot"},"text":"second resolution"}` + "\n"
+	for _, tc := range []struct {
+		name  string
+		stdin string
+		args  []string
+		want  int
+	}{
+		{"clean", jsonLines(cleanActivities), []string{"--user-id", "u-user"}, exitClean},
+		{"only SHOULD findings", shouldOnly, nil, exitClean},
+		{"MUST finding", mustOnly, nil, exitFindings},
+		{"DROP-or-MISPLACE finding", jsonLines(misplacedActivities), nil, exitFindings},
+		{"invalid JSON", "{", nil, exitUsage},
+		{"empty input", "\n", nil, exitUsage},
+		{"unknown flag", "", []string{"--nope"}, exitUsage},
+		{"unknown profile", jsonLines(cleanActivities), []string{"--profile", "gen-z"}, exitUsage},
+		{"two files", "", []string{"a", "b"}, exitUsage},
+		{"missing file", "", []string{filepath.Join(t.TempDir(), "none.jsonl")}, exitUsage},
+		{"live without base", "", []string{"--live", "--conversation", "c", "--secret", "s"}, exitUsage},
+		{"live with both credentials", "", []string{"--live", "--base", "http://127.0.0.1:1", "--conversation", "c", "--secret", "s", "--token", "t"}, exitUsage},
+		{"help", "", []string{"--help"}, exitClean},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := runWith(t, tc.stdin, tc.args...)
+			if res.code != tc.want {
+				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", res.code, tc.want, res.stdout, res.stderr)
+			}
+			if tc.want == exitUsage && res.stderr == "" {
+				t.Errorf("usage error without a message")
+			}
+		})
+	}
+}
+
+func TestProfilesAndFileArgument(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log.json")
+	if err := os.WriteFile(path, []byte(vector(misplacedActivities)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"gen-a", "gen-b", "gen-c"} {
+		res := runWith(t, "", "--json", "--profile", p, path)
+		if res.code != exitFindings {
+			t.Fatalf("%s: exit %d: %s", p, res.code, res.stderr)
+		}
+		if r := decodeReport(t, res.stdout); r.Summary.Profile != p || r.Input.Source != path {
+			t.Errorf("%s: summary %+v input %+v", p, r.Summary, r.Input)
+		}
+	}
+}
+
+func TestBadInputLineNumbers(t *testing.T) {
+	for _, tc := range []struct {
+		name, input, want string
+	}{
+		{"json lines: broken line", jsonLines(cleanActivities[:2]) + `{"type":"message",` + "\n" + cleanActivities[2] + "\n", "input line 3: invalid JSON"},
+		{"json lines: not an object", cleanActivities[0] + "\n42\n", "input line 2: expected a JSON object"},
+		{"json lines: trailing garbage", cleanActivities[0] + "\n" + cleanActivities[1] + "\n]\n", "input line 3: invalid JSON"},
+		{"transcript: string element", "[\n" + cleanActivities[0] + ",\n\n\"oops\"\n]", "input line 4: expected a JSON object"},
+		{"transcript: unterminated", "[\n" + cleanActivities[0] + ",\n" + cleanActivities[1], "input line 3: invalid JSON"},
+		{"activity sets: bad activity", "[\n{\"activities\":[\n" + cleanActivities[0] + ",\n7\n],\"watermark\":\"1\"}\n]", "input line 4: ActivitySet.activities must hold activity objects"},
+		{"vector: unknown op", "{\"name\":\"v\",\n\"events\":[\n{\"op\":\"incoming\",\"activity\":" + cleanActivities[0] + "},\n{\"op\":\"teleport\"}\n]}", `input line 4: unknown op "teleport"`},
+		{"vector: incoming without activity", "{\"name\":\"v\",\"events\":[\n\n{\"op\":\"incoming\"}]}", "input line 3: incoming event without an activity object"},
+		{"event line with a bad op", `{"op":"sideways"}`, `input line 1: unknown op "sideways"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := runWith(t, tc.input)
+			if res.code != exitUsage || !strings.Contains(res.stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q; want exit 2 and %q", res.code, res.stderr, tc.want)
+			}
+		})
+	}
+}
+
+func TestJSONShape(t *testing.T) {
+	res := runWith(t, jsonLines(misplacedActivities), "--json")
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"input", "screen", "findings", "summary", "rules"} {
+		if _, ok := doc[k]; !ok {
+			t.Errorf("missing top-level member %q", k)
+		}
+	}
+	var fs []map[string]any
+	if err := json.Unmarshal(doc["findings"], &fs); err != nil || len(fs) == 0 {
+		t.Fatalf("findings %s: %v", doc["findings"], err)
+	}
+	for _, k := range []string{"rule", "severity", "index", "line", "activityId", "message"} {
+		if _, ok := fs[0][k]; !ok {
+			t.Errorf("finding lacks %q: %v", k, fs[0])
+		}
+	}
+	r := decodeReport(t, res.stdout)
+	found := false
+	for _, f := range r.Findings {
+		if f.Rule == "DL070-order-inverted" {
+			found = true
+			if f.ActivityID != "b" || f.Line != 2 || f.Index != 1 || f.Severity != "DROP-or-MISPLACE" {
+				t.Errorf("order finding %+v", f)
+			}
+		}
+	}
+	if !found || r.Summary.BySeverity["DROP-or-MISPLACE"] == 0 || len(r.Rules) == 0 {
+		t.Errorf("findings %+v summary %+v", r.Findings, r.Summary)
+	}
+}
+
+func TestHTMLIsSelfContainedAndWellFormed(t *testing.T) {
+	for _, profile := range []string{"gen-c", "gen-a"} {
+		path := filepath.Join(t.TempDir(), "out.html")
+		res := runWith(t, jsonLines(append(misplacedActivities, `{"type":"message","id":"d","timestamp":"2024-05-01T10:00:12.000Z","from":{"id":"bot","role":"bot"},"text":"<b>&amp; \"quoted\"</b>"}`)), "--html", path, "--profile", profile)
+		if res.code != exitFindings {
+			t.Fatalf("exit %d: %s", res.code, res.stderr)
+		}
+		page, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := xml.NewDecoder(bytes.NewReader(page))
+		counts := map[string]int{}
+		moved := 0
+		for {
+			tok, err := dec.Token()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: not well-formed: %v\n%s", profile, err, page)
+			}
+			if se, ok := tok.(xml.StartElement); ok {
+				counts[se.Name.Local]++
+				for _, a := range se.Attr {
+					if a.Name.Local == "class" && a.Value == "moved" && se.Name.Local == "line" {
+						moved++
+					}
+					if a.Name.Local == "src" || a.Name.Local == "href" {
+						t.Errorf("external reference %s=%q", a.Name.Local, a.Value)
+					}
+				}
+			}
+		}
+		if counts["svg"] != 1 || counts["line"] != 4 || counts["text"] != 2+4+4 || moved != 1 {
+			t.Errorf("%s: elements %v, moved lines %d", profile, counts, moved)
+		}
+		if strings.Contains(string(page), "<b>") {
+			t.Errorf("activity text not escaped")
+		}
+	}
+}
+
+func TestLive(t *testing.T) {
+	const secret = "s3cret"
+	logBody := jsonLines(misplacedActivities)
+	var paged []string
+	newServer := func(withLog bool) *httptest.Server {
+		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") != "Bearer "+secret {
+				http.Error(w, `{"error":{"code":"BadArgument","message":"no credential"}}`, http.StatusForbidden)
+				return
+			}
+			switch r.URL.Path {
+			case "/v3/directline/conversations/conv1/log":
+				if !withLog {
+					http.NotFound(w, r)
+					return
+				}
+				w.Header().Set("Content-Type", "application/x-ndjson")
+				io.WriteString(w, logBody)
+			case "/v3/directline/conversations/conv1/activities":
+				wm := r.URL.Query().Get("watermark")
+				paged = append(paged, wm)
+				w.Header().Set("Content-Type", "application/json")
+				switch wm {
+				case "":
+					io.WriteString(w, `{"activities":[`+misplacedActivities[0]+`],"watermark":"1"}`)
+				case "1":
+					io.WriteString(w, `{"activities":[`+strings.Join(misplacedActivities[1:], ",")+`],"watermark":"3"}`)
+				default:
+					io.WriteString(w, `{"activities":[],"watermark":"3"}`)
+				}
+			default:
+				http.NotFound(w, r)
+			}
+		}))
+	}
+	for _, withLog := range []bool{true, false} {
+		srv := newServer(withLog)
+		paged = nil
+		res := runWith(t, "", "--live", "--base", srv.URL+"/", "--conversation", "conv1", "--secret", secret, "--json")
+		srv.Close()
+		if res.code != exitFindings {
+			t.Fatalf("log endpoint %v: exit %d: %s", withLog, res.code, res.stderr)
+		}
+		r := decodeReport(t, res.stdout)
+		if r.Summary.Activities != 3 || r.Summary.InvertedPairs != 1 {
+			t.Errorf("log endpoint %v: summary %+v", withLog, r.Summary)
+		}
+		wantSource := "conversation conv1 (log)"
+		if !withLog {
+			wantSource = "conversation conv1 (activities)"
+			if strings.Join(paged, "|") != "|1|3" {
+				t.Errorf("paged watermarks %q", paged)
+			}
+		}
+		if r.Input.Source != wantSource {
+			t.Errorf("source %q, want %q", r.Input.Source, wantSource)
+		}
+	}
+	srv := newServer(true)
+	defer srv.Close()
+	res := runWith(t, "", "--live", "--base", srv.URL, "--conversation", "conv1", "--token", "wrong")
+	if res.code != exitUsage || !strings.Contains(res.stderr, "HTTP 403") {
+		t.Errorf("bad token: exit %d, stderr %q", res.code, res.stderr)
+	}
+}
+
+func TestProgressBar(t *testing.T) {
+	res := runWith(t, jsonLines(cleanActivities))
+	if res.stderr != "" {
+		t.Errorf("stderr is not a terminal, yet got %q", res.stderr)
+	}
+	old := progressAfter
+	progressAfter = 0
+	defer func() { progressAfter = old }()
+	res = runWith(t, jsonLines(cleanActivities), "--progress")
+	if !strings.Contains(res.stderr, "replaying [") || !strings.Contains(res.stderr, "3/3 events (100%)") {
+		t.Errorf("forced progress: stderr %q", res.stderr)
+	}
+	if strings.Contains(res.stdout, "replaying") {
+		t.Errorf("progress leaked into stdout")
+	}
+}
+
+func TestProgressWaitsASecond(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf, true)
+	p.update(1, 2)
+	p.start = time.Now().Add(-2 * progressAfter)
+	p.update(2, 2)
+	p.done()
+	if out := buf.String(); strings.Count(out, "replaying") != 1 || !strings.Contains(out, "2/2") {
+		t.Errorf("progress output %q", out)
+	}
+}
+
+func FuzzReadLog(f *testing.F) {
+	f.Add(jsonLines(cleanActivities))
+	f.Add(transcript(cleanActivities))
+	f.Add(activitySets(cleanActivities))
+	f.Add(vector(cleanActivities))
+	f.Add("[{\"activities\":null}]")
+	f.Fuzz(func(t *testing.T, s string) {
+		log, err := ReadLog([]byte(s))
+		if err != nil {
+			var ie *InputError
+			if !errors.As(err, &ie) {
+				t.Fatalf("error %v is not an *InputError", err)
+			}
+			return
+		}
+		if len(log.Events) == 0 || len(log.Lines) != len(log.Events) {
+			t.Fatalf("%d events, %d lines", len(log.Events), len(log.Lines))
+		}
+	})
+}
