@@ -104,7 +104,7 @@ type Hub struct {
 
 	connMu    sync.Mutex
 	conns     map[*wsConn]struct{} // every ServeWS call in progress, for Shutdown
-	drained   chan struct{} // closed once closing is set and conns is empty
+	drained   chan struct{}        // closed once closing is set and conns is empty
 	drainOnce sync.Once
 }
 
