@@ -164,10 +164,19 @@ func (l smallBuffers) Accept() (net.Conn, error) {
 
 func newEnv(t *testing.T, opts Options, tinyBuffers bool) *env {
 	t.Helper()
-	e := &env{t: t, log: newMemLog(), obs: &recorder{}}
+	log := newMemLog()
+	e := newEnvWith(t, opts, tinyBuffers, log)
+	e.log = log
+	log.hook = e.hub.OnCommit
+	return e
+}
+
+// newEnvWith serves a hub reading history from h; the caller connects h's commit hook.
+func newEnvWith(t *testing.T, opts Options, tinyBuffers bool, h History) *env {
+	t.Helper()
+	e := &env{t: t, obs: &recorder{}}
 	opts.Metrics = e.obs
-	e.hub = NewHub(e.log, opts)
-	e.log.hook = e.hub.OnCommit
+	e.hub = NewHub(h, opts)
 	e.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		var wm uint64
