@@ -105,4 +105,3 @@ func TestBoltStoreResumeWhileWritingInvariant7(t *testing.T) {
 		t.Fatalf("got %v, want 1..%d", got, writers*each)
 	}
 }
-
