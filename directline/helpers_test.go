@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -51,6 +52,8 @@ type env struct {
 	key   []byte
 	path  string
 	opts  Options
+	// current is the Server the listener hands requests to (replaced by reopen).
+	current atomic.Pointer[Server]
 }
 
 // newEnv starts a service; mods adjust the Options before New.
@@ -63,7 +66,9 @@ func newEnv(t *testing.T, mods ...func(*Options)) *env {
 		t.Fatal(err)
 	}
 	e.key = key
-	e.ts = httptest.NewUnstartedServer(nil)
+	e.ts = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.current.Load().ServeHTTP(w, r)
+	}))
 	e.opts = Options{
 		PublicURL:  "http://" + e.ts.Listener.Addr().String(),
 		Secrets:    []string{testSecret},
@@ -95,15 +100,32 @@ func (e *env) open() {
 		e.t.Fatal(err)
 	}
 	e.srv = srv
-	e.ts.Config.Handler = srv
+	e.current.Store(srv)
 }
 
-func (e *env) close() {
-	e.ts.Close()
+// reopen simulates a restart: the hub and store are shut down and reopened from the same files,
+// with the signing key read back from its key file.
+func (e *env) reopen() {
+	e.t.Helper()
+	e.shutdown()
+	key, err := LoadOrCreateKey(e.path + ".key")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.opts.SigningKey = key
+	e.open()
+}
+
+func (e *env) shutdown() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = e.hub.Shutdown(ctx)
 	_ = e.store.Close()
+}
+
+func (e *env) close() {
+	e.ts.Close()
+	e.shutdown()
 }
 
 // url is the absolute URL of a path under BasePath.

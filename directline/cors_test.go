@@ -1,0 +1,87 @@
+package directline
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestCORSPreflightR20: browsers preflight every Direct Line call; the answer allows the headers
+// DirectLineJS sends (R20 step 1), for every route Web Chat calls.
+func TestCORSPreflightR20(t *testing.T) {
+	e := newEnv(t)
+	conv := e.startConversation("u1")
+	for _, tt := range []struct{ method, path string }{
+		{http.MethodPost, "/conversations/" + conv.ConversationID + "/upload"},
+		{http.MethodPost, "/conversations/" + conv.ConversationID + "/activities"},
+		{http.MethodGet, "/conversations/" + conv.ConversationID + "/activities"},
+		{http.MethodGet, "/conversations/" + conv.ConversationID},
+		{http.MethodPost, "/conversations"},
+		{http.MethodPost, "/tokens/refresh"},
+	} {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			r := e.do(request{method: http.MethodOptions, path: tt.path, header: map[string]string{
+				"Origin":                         "https://chat.example",
+				"Access-Control-Request-Method":  tt.method,
+				"Access-Control-Request-Headers": "authorization,content-type,x-ms-bot-agent",
+			}})
+			if r.status < 200 || r.status > 299 {
+				t.Fatalf("preflight status %d", r.status)
+			}
+			if got := r.header.Get("Access-Control-Allow-Origin"); got != "*" {
+				t.Fatalf("Allow-Origin %q", got)
+			}
+			allowed := strings.ToLower(r.header.Get("Access-Control-Allow-Headers"))
+			for _, h := range []string{"authorization", "content-type", "x-ms-bot-agent"} {
+				if !strings.Contains(allowed, h) {
+					t.Fatalf("Allow-Headers %q lacks %s", allowed, h)
+				}
+			}
+			if methods := r.header.Get("Access-Control-Allow-Methods"); !strings.Contains(methods, tt.method) {
+				t.Fatalf("Allow-Methods %q lacks %s", methods, tt.method)
+			}
+		})
+	}
+}
+
+// TestCORSOnErrors: error responses carry the CORS headers, or the browser hides the real status
+// behind a CORS failure (R20 steps 3 and 4).
+func TestCORSOnErrors(t *testing.T) {
+	e := newEnv(t)
+	conv := e.startConversation("u1")
+	origin := map[string]string{"Origin": "https://chat.example"}
+	for _, tt := range []struct {
+		name   string
+		req    request
+		status int
+	}{
+		{"400", request{method: http.MethodPost, path: "/conversations/" + conv.ConversationID + "/activities", auth: conv.Token, body: `{`}, 400},
+		{"401", request{method: http.MethodGet, path: "/conversations/" + conv.ConversationID + "/activities"}, 401},
+		{"403", request{method: http.MethodGet, path: "/conversations/" + conv.ConversationID + "/activities", auth: "bad"}, 403},
+		{"404", request{method: http.MethodGet, path: "/conversations/none/activities", auth: testSecret}, 404},
+		{"404 route", request{method: http.MethodGet, path: "/nowhere"}, 404},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.req.header = origin
+			r := e.do(tt.req)
+			mustStatus(t, r, tt.status)
+			r.errorCode(t)
+			if r.header.Get("Access-Control-Allow-Origin") != "*" {
+				t.Fatalf("error without CORS headers: %v", r.header)
+			}
+		})
+	}
+}
+
+// TestCORSOrigins: with a configured list, only those origins are allowed.
+func TestCORSOrigins(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.CORSOrigins = []string{"https://good.example"} })
+	for origin, want := range map[string]string{"https://good.example": "https://good.example", "https://evil.example": ""} {
+		r := e.do(request{method: http.MethodOptions, path: "/conversations", header: map[string]string{
+			"Origin": origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization",
+		}})
+		if got := r.header.Get("Access-Control-Allow-Origin"); got != want {
+			t.Fatalf("origin %s: Allow-Origin %q, want %q", origin, got, want)
+		}
+	}
+}
