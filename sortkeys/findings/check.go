@@ -413,10 +413,11 @@ func (c *checker) livestream(i int, a *act, idSeen bool) bool {
 			return false
 		}
 	}
-	if a.decoded == nil {
+	d := a.decoded()
+	if d == nil {
 		return false
 	}
-	ls, ok := a.decoded.Livestream()
+	ls, ok := d.Livestream()
 	if !ok {
 		return false
 	}

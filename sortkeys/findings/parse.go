@@ -26,8 +26,8 @@ type act struct {
 	seq     float64
 	seqRaw  json.RawMessage
 
-	// decoded is nil when activity.Decode rejected the JSON (decodeErr says why).
-	decoded   *activity.Activity
+	raw json.RawMessage
+	// decodeErr is activity.Decode's error when a member has the wrong JSON type.
 	decodeErr error
 
 	entities []json.RawMessage
@@ -79,8 +79,66 @@ func parseAct(raw json.RawMessage, userID string) (*act, bool) {
 		}
 	}
 	a.role = inferRole(m["from"], userID)
-	a.decoded, a.decodeErr = activity.Decode(raw)
+	a.raw = raw
+	if !plainShape(m) {
+		_, a.decodeErr = activity.Decode(raw)
+	}
 	return a, true
+}
+
+// decoded returns the activity as activity.Decode reads it, or nil when it does not decode.
+// Only livestream revisions need it, so the full decode is not paid for every activity.
+func (a *act) decoded() *activity.Activity {
+	if a.decodeErr != nil {
+		return nil
+	}
+	d, err := activity.Decode(a.raw)
+	if err != nil {
+		a.decodeErr = err
+		return nil
+	}
+	return d
+}
+
+// plainShape reports whether the members activity.Decode types have the JSON types it wants
+// (strings, objects with string id/name/role, arrays). It may answer false for a valid activity
+// (attachments are left to activity.Decode), never true for one Decode rejects.
+func plainShape(m map[string]json.RawMessage) bool {
+	for _, k := range []string{"type", "id", "timestamp", "channelId", "serviceUrl", "replyToId", "text"} {
+		if v, ok := m[k]; ok && !startsWith(v, '"') {
+			return false
+		}
+	}
+	if _, ok := m["attachments"]; ok {
+		return false
+	}
+	if v, ok := m["entities"]; ok && !startsWith(v, '[') {
+		return false
+	}
+	if v, ok := m["channelData"]; ok && !startsWith(v, '{') {
+		return false
+	}
+	for _, k := range []string{"from", "recipient", "conversation"} {
+		v, ok := m[k]
+		if !ok {
+			continue
+		}
+		var acc map[string]json.RawMessage
+		if json.Unmarshal(v, &acc) != nil || acc == nil {
+			return false
+		}
+		for _, f := range []string{"id", "name", "role"} {
+			if fv, ok := acc[f]; ok && !isNull(fv) && !startsWith(fv, '"') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func startsWith(raw json.RawMessage, c byte) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && t[0] == c
 }
 
 // inferRole applies Web Chat's role inference (observeActivitySaga.ts): no from → channel; no
