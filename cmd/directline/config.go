@@ -1,0 +1,216 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/directline-go/directline/directline"
+)
+
+// envPrefix prefixes the environment variable of every option: --token-lifetime is
+// DIRECTLINE_TOKEN_LIFETIME.
+const envPrefix = "DIRECTLINE_"
+
+// Config is the service's whole configuration. Every field is a flag and an environment
+// variable; a flag given on the command line wins over the environment, which wins over the
+// default.
+type Config struct {
+	// Addr is the listen address (host:port; port 0 picks a free port). Default 127.0.0.1:3000.
+	Addr string
+	// PublicURL is the base URL clients reach the service at; it builds streamUrl, serviceUrl and
+	// download links. Default http://<the address listened on>.
+	PublicURL string
+	// Data is the bbolt data file; its directory is created, and the token signing key is kept
+	// next to it in <Data>.key. Default ./data/directline.db.
+	Data string
+	// Secrets are the Direct Line secrets. None: one is generated and printed at start.
+	Secrets []string
+	// BotEndpoint is where posted activities go; "none" (the only value so far) stores and
+	// echoes them only. Default none.
+	BotEndpoint string
+	// TokenLifetime is a conversation token's lifetime (expires_in). Default 30m.
+	TokenLifetime time.Duration
+	// MaxActivityBytes limits a posted activity. Default 262144 (256 KiB).
+	MaxActivityBytes int64
+	// MaxUploadBytes limits each uploaded file. Default 4194304 (4 MiB).
+	MaxUploadBytes int64
+	// AttachmentURLLifetime is how long an upload's download link works. Default 24h.
+	AttachmentURLLifetime time.Duration
+	// CORSOrigins are the browser origins allowed to call the API. Default *.
+	CORSOrigins []string
+	// RequestTimeout bounds reading a request and writing its response. Default 60s.
+	RequestTimeout time.Duration
+	// ShutdownTimeout is the hard deadline of a graceful shutdown. Default 10s.
+	ShutdownTimeout time.Duration
+	// LogLevel is debug, info, warn or error. Default info.
+	LogLevel slog.Level
+}
+
+// loader registers options on a FlagSet with defaults taken from the environment when set.
+type loader struct {
+	fs     *flag.FlagSet
+	getenv func(string) string
+	errs   []error
+}
+
+func envName(flagName string) string {
+	return envPrefix + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// env returns the option's environment value, or "" when unset.
+func (l *loader) env(name string) string { return strings.TrimSpace(l.getenv(envName(name))) }
+
+func (l *loader) usage(name, help string) string { return help + " [$" + envName(name) + "]" }
+
+func (l *loader) fail(name string, err error) {
+	l.errs = append(l.errs, fmt.Errorf("$%s: %w", envName(name), err))
+}
+
+func (l *loader) string(p *string, name, def, help string) {
+	if v := l.env(name); v != "" {
+		def = v
+	}
+	l.fs.StringVar(p, name, def, l.usage(name, help))
+}
+
+func (l *loader) duration(p *time.Duration, name string, def time.Duration, help string) {
+	if v := l.env(name); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			l.fail(name, err)
+		}
+		def = d
+	}
+	l.fs.DurationVar(p, name, def, l.usage(name, help))
+}
+
+func (l *loader) int64(p *int64, name string, def int64, help string) {
+	if v := l.env(name); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			l.fail(name, err)
+		}
+		def = n
+	}
+	l.fs.Int64Var(p, name, def, l.usage(name, help))
+}
+
+func (l *loader) level(p *slog.Level, name string, def slog.Level, help string) {
+	if v := l.env(name); v != "" {
+		if err := def.UnmarshalText([]byte(v)); err != nil {
+			l.fail(name, err)
+		}
+	}
+	*p = def
+	l.fs.TextVar(p, name, def, l.usage(name, help))
+}
+
+// list is a repeatable flag whose environment form is comma-separated. Values given on the
+// command line replace the environment's.
+func (l *loader) list(p *[]string, name string, def []string, help string) {
+	if v := l.env(name); v != "" {
+		def = splitList(v)
+	}
+	*p = def
+	l.fs.Var(&listValue{p: p}, name, l.usage(name, help))
+}
+
+type listValue struct {
+	p   *[]string
+	set bool
+}
+
+func (v *listValue) String() string {
+	if v.p == nil {
+		return ""
+	}
+	return strings.Join(*v.p, ",")
+}
+
+func (v *listValue) Set(s string) error {
+	if !v.set {
+		*v.p, v.set = nil, true
+	}
+	*v.p = append(*v.p, splitList(s)...)
+	return nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+// loadConfig reads the configuration from args (without the program name) and the environment.
+// It returns flag.ErrHelp for -h/--help after writing the usage to out.
+func loadConfig(args []string, getenv func(string) string, out io.Writer) (Config, error) {
+	var c Config
+	fs := flag.NewFlagSet("directline", flag.ContinueOnError)
+	fs.SetOutput(out)
+	l := &loader{fs: fs, getenv: getenv}
+	l.string(&c.Addr, "addr", "127.0.0.1:3000", "listen address host:port (port 0 picks a free port)")
+	l.string(&c.PublicURL, "public-url", "", "public base URL of the service, e.g. https://chat.example.com (default http://<listen address>)")
+	l.string(&c.Data, "data", "./data/directline.db", "bbolt data file; the token signing key is kept in <data>.key")
+	l.list(&c.Secrets, "secret", nil, "Direct Line secret, repeatable (environment: comma-separated); none = generate one and print it")
+	l.string(&c.BotEndpoint, "bot-endpoint", "none", `bot endpoint; "none" stores and echoes activities without a bot`)
+	l.duration(&c.TokenLifetime, "token-lifetime", directline.DefaultTokenLifetime, "conversation token lifetime")
+	l.int64(&c.MaxActivityBytes, "max-activity-bytes", directline.DefaultMaxActivityBytes, "largest accepted activity, in bytes")
+	l.int64(&c.MaxUploadBytes, "max-upload-bytes", directline.DefaultMaxUploadBytes, "largest accepted uploaded file, in bytes")
+	l.duration(&c.AttachmentURLLifetime, "attachment-url-lifetime", directline.DefaultAttachmentURLLifetime, "how long an upload's download link works")
+	l.list(&c.CORSOrigins, "cors-origins", []string{"*"}, "allowed browser origins, comma-separated or repeated")
+	l.duration(&c.RequestTimeout, "request-timeout", directline.DefaultRequestTimeout, "deadline for reading a request and writing its response (not the WebSocket stream)")
+	l.duration(&c.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "hard deadline of a graceful shutdown")
+	l.level(&c.LogLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn or error")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: directline [flags]\n\nA Direct Line 3.0 service for Bot Framework Web Chat. Every flag can also be set with the environment variable shown; a flag wins.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := errors.Join(l.errs...); err != nil {
+		return c, err
+	}
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	return c, c.validate()
+}
+
+// validate checks values the flag types cannot.
+func (c *Config) validate() error {
+	var errs []error
+	if c.BotEndpoint != "none" {
+		errs = append(errs, fmt.Errorf("--bot-endpoint %q: only \"none\" is supported", c.BotEndpoint))
+	}
+	if c.PublicURL != "" {
+		u, err := url.Parse(c.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("--public-url %q: want an absolute http or https URL", c.PublicURL))
+		}
+	}
+	if c.Data == "" {
+		errs = append(errs, errors.New("--data must not be empty"))
+	}
+	for name, d := range map[string]time.Duration{"token-lifetime": c.TokenLifetime, "attachment-url-lifetime": c.AttachmentURLLifetime,
+		"request-timeout": c.RequestTimeout, "shutdown-timeout": c.ShutdownTimeout} {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("--%s must be positive", name))
+		}
+	}
+	if c.MaxActivityBytes <= 0 || c.MaxUploadBytes <= 0 {
+		errs = append(errs, errors.New("--max-activity-bytes and --max-upload-bytes must be positive"))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,169 @@
+// Command directline runs the Direct Line 3.0 service: the client API and WebSocket stream for
+// Bot Framework Web Chat, on a bbolt file. See --help for the options.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/directline-go/directline/directline"
+	"github.com/directline-go/directline/directline/stream"
+	"github.com/directline-go/directline/store"
+	"github.com/directline-go/directline/store/bolt"
+)
+
+func main() {
+	cfg, err := loadConfig(os.Args[1:], os.Getenv, os.Stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "directline:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "directline:", err)
+		os.Exit(1)
+	}
+}
+
+// HTTP server limits; the per-request body and response deadlines are set by the directline
+// package (Config.RequestTimeout) because the WebSocket stream must be exempt from them.
+const (
+	readHeaderTimeout = 10 * time.Second
+	idleTimeout       = 120 * time.Second
+	maxHeaderBytes    = 64 << 10
+)
+
+// run serves until ctx is done, then shuts down gracefully: the listener closes, in-flight
+// requests finish while the stream hub closes every WebSocket with a "reconnect with your
+// watermark" code, and the store is closed last, all within cfg.ShutdownTimeout. It prints the
+// listening address (and a generated secret, if none is configured) to out; logs go to logOut.
+func run(ctx context.Context, cfg Config, out, logOut io.Writer) error {
+	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: cfg.LogLevel}))
+
+	if err := os.MkdirAll(filepath.Dir(cfg.Data), 0o700); err != nil {
+		return fmt.Errorf("create data directory: %w", err)
+	}
+	key, err := directline.LoadOrCreateKey(cfg.Data + ".key")
+	if err != nil {
+		return err
+	}
+	secrets := cfg.Secrets
+	if len(secrets) == 0 {
+		secret, err := newSecret()
+		if err != nil {
+			return err
+		}
+		secrets = []string{secret}
+		fmt.Fprintf(out, "no secret configured; generated secret for this run: %s\n", secret)
+	}
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	public := cfg.PublicURL
+	if public == "" {
+		public = "http://" + ln.Addr().String()
+	}
+
+	var hub *stream.Hub
+	st, err := bolt.Open(cfg.Data, bolt.Options{
+		OnCommit: func(conv string, entries []store.Entry) { hub.OnCommit(conv, entries) },
+		Logger:   logger,
+	})
+	if err != nil {
+		return err
+	}
+	hub = stream.NewHub(st, stream.Options{Logger: logger})
+	srv, err := directline.New(directline.Options{
+		Store:                 st,
+		Hub:                   hub,
+		PublicURL:             public,
+		Secrets:               secrets,
+		SigningKey:            key,
+		TokenLifetime:         cfg.TokenLifetime,
+		MaxActivityBytes:      cfg.MaxActivityBytes,
+		MaxUploadBytes:        cfg.MaxUploadBytes,
+		AttachmentURLLifetime: cfg.AttachmentURLLifetime,
+		CORSOrigins:           cfg.CORSOrigins,
+		RequestTimeout:        cfg.RequestTimeout,
+		Logger:                logger,
+	})
+	if err != nil {
+		return errors.Join(err, st.Close())
+	}
+	httpSrv := &http.Server{
+		Handler:           srv,
+		ReadHeaderTimeout: readHeaderTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- httpSrv.Serve(ln) }()
+	fmt.Fprintf(out, "listening on %s (public URL %s)\n", ln.Addr(), public)
+	logger.Info("started", "addr", ln.Addr().String(), "public_url", public, "data", cfg.Data, "bot_endpoint", cfg.BotEndpoint)
+
+	select {
+	case <-ctx.Done():
+	case err := <-serveErr:
+		return errors.Join(err, shutdown(httpSrv, hub, st, cfg.ShutdownTimeout, logger))
+	}
+	logger.Info("shutting down")
+	return shutdown(httpSrv, hub, st, cfg.ShutdownTimeout, logger)
+}
+
+// shutdown stops the HTTP server and the hub together, then closes the store. When the deadline
+// passes, remaining connections are closed hard; the store still waits for writes in flight so
+// nothing acknowledged is lost.
+func shutdown(httpSrv *http.Server, hub *stream.Hub, st store.Store, timeout time.Duration, logger *slog.Logger) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var (
+		wg             sync.WaitGroup
+		httpErr, hbErr error
+	)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		if httpErr = httpSrv.Shutdown(ctx); httpErr != nil {
+			logger.Warn("shutdown deadline passed; closing connections", "err", httpErr)
+			httpErr = httpSrv.Close()
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		hbErr = hub.Shutdown(ctx)
+	}()
+	wg.Wait()
+	return errors.Join(httpErr, hbErr, st.Close())
+}
+
+// newSecret returns a random secret in the dotted shape of Direct Line secrets.
+func newSecret() (string, error) {
+	b := make([]byte, 33)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	s := base64.RawURLEncoding.EncodeToString(b)
+	return s[:11] + ".dl." + s[11:], nil
+}

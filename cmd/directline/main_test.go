@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/directline-go/directline/store/bolt"
+)
+
+func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+// TestLoadConfig: defaults, environment over defaults, flags over the environment.
+func TestLoadConfig(t *testing.T) {
+	defaults := Config{
+		Addr: "127.0.0.1:3000", Data: "./data/directline.db", BotEndpoint: "none",
+		TokenLifetime: 30 * time.Minute, MaxActivityBytes: 256 << 10, MaxUploadBytes: 4 << 20,
+		AttachmentURLLifetime: 24 * time.Hour, CORSOrigins: []string{"*"}, RequestTimeout: time.Minute,
+		ShutdownTimeout: 10 * time.Second, LogLevel: slog.LevelInfo,
+	}
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want func(*Config)
+	}{
+		{"defaults", nil, nil, func(*Config) {}},
+		{"environment", nil, map[string]string{
+			"DIRECTLINE_ADDR": "0.0.0.0:8080", "DIRECTLINE_PUBLIC_URL": "https://chat.example", "DIRECTLINE_DATA": "/var/dl.db",
+			"DIRECTLINE_SECRET": "s1, s2", "DIRECTLINE_TOKEN_LIFETIME": "1h", "DIRECTLINE_MAX_ACTIVITY_BYTES": "1000",
+			"DIRECTLINE_MAX_UPLOAD_BYTES": "2000", "DIRECTLINE_CORS_ORIGINS": "https://a.example,https://b.example",
+			"DIRECTLINE_LOG_LEVEL": "debug", "DIRECTLINE_SHUTDOWN_TIMEOUT": "3s", "DIRECTLINE_ATTACHMENT_URL_LIFETIME": "1h",
+			"DIRECTLINE_REQUEST_TIMEOUT": "5s", "DIRECTLINE_BOT_ENDPOINT": "none",
+		}, func(c *Config) {
+			c.Addr, c.PublicURL, c.Data = "0.0.0.0:8080", "https://chat.example", "/var/dl.db"
+			c.Secrets, c.TokenLifetime, c.MaxActivityBytes, c.MaxUploadBytes = []string{"s1", "s2"}, time.Hour, 1000, 2000
+			c.CORSOrigins, c.LogLevel, c.ShutdownTimeout = []string{"https://a.example", "https://b.example"}, slog.LevelDebug, 3*time.Second
+			c.AttachmentURLLifetime, c.RequestTimeout = time.Hour, 5*time.Second
+		}},
+		{"flags win over the environment", []string{"--addr", "127.0.0.1:0", "--secret", "f1", "--secret=f2", "--token-lifetime=90s", "--log-level=warn"},
+			map[string]string{"DIRECTLINE_ADDR": "0.0.0.0:1", "DIRECTLINE_SECRET": "e1,e2", "DIRECTLINE_TOKEN_LIFETIME": "1h"},
+			func(c *Config) {
+				c.Addr, c.Secrets, c.TokenLifetime, c.LogLevel = "127.0.0.1:0", []string{"f1", "f2"}, 90*time.Second, slog.LevelWarn
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := loadConfig(tt.args, envOf(tt.env), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := defaults
+			want.CORSOrigins = append([]string(nil), defaults.CORSOrigins...)
+			tt.want(&want)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("got  %+v\nwant %+v", got, want)
+			}
+		})
+	}
+}
+
+// TestLoadConfigErrors: bad values are errors that name the flag or variable.
+func TestLoadConfigErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		mention string
+	}{
+		{"bad duration in env", nil, map[string]string{"DIRECTLINE_TOKEN_LIFETIME": "soon"}, "DIRECTLINE_TOKEN_LIFETIME"},
+		{"bad size in env", nil, map[string]string{"DIRECTLINE_MAX_UPLOAD_BYTES": "4MB"}, "DIRECTLINE_MAX_UPLOAD_BYTES"},
+		{"bad level in env", nil, map[string]string{"DIRECTLINE_LOG_LEVEL": "loud"}, "DIRECTLINE_LOG_LEVEL"},
+		{"unknown bot endpoint", []string{"--bot-endpoint", "http://bot"}, nil, "bot-endpoint"},
+		{"relative public URL", []string{"--public-url", "chat.example"}, nil, "public-url"},
+		{"zero lifetime", []string{"--token-lifetime", "0s"}, nil, "token-lifetime"},
+		{"negative size", []string{"--max-activity-bytes", "-1"}, nil, "max-activity-bytes"},
+		{"unknown flag", []string{"--nope"}, nil, "nope"},
+		{"stray argument", []string{"extra"}, nil, "extra"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := loadConfig(tt.args, envOf(tt.env), io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tt.mention) {
+				t.Fatalf("error %v, want one mentioning %s", err, tt.mention)
+			}
+		})
+	}
+}
+
+// TestHelpListsEveryOption: --help names every flag with its environment variable.
+func TestHelpListsEveryOption(t *testing.T) {
+	var out bytes.Buffer
+	if _, err := loadConfig([]string{"--help"}, envOf(nil), &out); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("err %v", err)
+	}
+	for _, name := range []string{"addr", "public-url", "data", "secret", "bot-endpoint", "token-lifetime", "max-activity-bytes",
+		"max-upload-bytes", "attachment-url-lifetime", "cors-origins", "request-timeout", "shutdown-timeout", "log-level"} {
+		if !strings.Contains(out.String(), "-"+name) || !strings.Contains(out.String(), "$"+envName(name)) {
+			t.Fatalf("--help lacks %s / %s:\n%s", name, envName(name), out.String())
+		}
+	}
+}
+
+// TestRun starts the binary's run on a free port with no secret: it prints the generated secret
+// and the address, serves the API and a stream, and on cancel closes the stream with the
+// "reconnect" code, returns, and leaves the data file closed.
+func TestRun(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "nested", "directline.db")
+	cfg, err := loadConfig([]string{"--addr", "127.0.0.1:0", "--data", data}, envOf(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, cfg, pw, io.Discard)
+		pw.Close()
+	}()
+	lines := bufio.NewScanner(pr)
+	var secret, addr string
+	for addr == "" && lines.Scan() {
+		line := lines.Text()
+		if s, ok := strings.CutPrefix(line, "no secret configured; generated secret for this run: "); ok {
+			secret = s
+		}
+		if rest, ok := strings.CutPrefix(line, "listening on "); ok {
+			addr, _, _ = strings.Cut(rest, " ")
+		}
+	}
+	go io.Copy(io.Discard, pr)
+	if secret == "" || addr == "" {
+		t.Fatalf("secret %q, address %q", secret, addr)
+	}
+	if st, err := os.Stat(data + ".key"); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("key file: %v", err)
+	}
+
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/v3/directline/conversations", nil)
+	req.Header.Set("Authorization", "Bearer "+secret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conv struct {
+		ConversationID string `json:"conversationId"`
+		StreamURL      string `json:"streamUrl"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&conv)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusCreated || !strings.HasPrefix(conv.StreamURL, "ws://"+addr+"/") {
+		t.Fatalf("start: %d %+v %v", resp.StatusCode, conv, err)
+	}
+	ws, _, err := websocket.DefaultDialer.Dial(conv.StreamURL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+
+	cancel()
+	_ = ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for {
+		if _, _, err = ws.ReadMessage(); err != nil {
+			break
+		}
+	}
+	if !websocket.IsCloseError(err, websocket.CloseServiceRestart) {
+		t.Fatalf("stream ended with %v, want close 1012 (reconnect)", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	st, err := bolt.Open(data, bolt.Options{LockTimeout: time.Second})
+	if err != nil {
+		t.Fatalf("data file still locked after shutdown: %v", err)
+	}
+	if _, err := st.Conversation(context.Background(), conv.ConversationID); err != nil {
+		t.Fatalf("conversation lost: %v", err)
+	}
+	st.Close()
+}
