@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/directline-go/directline/sortkeys"
 	"github.com/directline-go/directline/sortkeys/findings"
 )
 
@@ -100,8 +101,9 @@ func writeHTML(w io.Writer, rep findings.Report, log *Log, rows []row) error {
 	}
 	var rights []entry
 	if len(rows) > 0 {
-		for _, r := range rows {
-			k, ok := rank[r.Name]
+		anchors := bubbleAnchors(rep, log)
+		for i, r := range rows {
+			k, ok := rank[anchors[i]]
 			if !ok {
 				k = -1
 			}
@@ -176,6 +178,24 @@ func writeHTML(w io.Writer, rep findings.Report, log *Log, rows []row) error {
 	page.LeftCount, page.RightCount = len(page.Left), len(page.RightRows)
 	page.Height = y(max(len(page.Left), len(page.RightRows))) + rowHeight
 	return pageTemplate.Execute(w, page)
+}
+
+// bubbleAnchors names, for every bubble, the activity at its place: the first revision of its key
+// (Bubble.First indexes the UI list, which is the store's order unless the log deletes
+// activities; then the revision shown is used).
+func bubbleAnchors(rep findings.Report, log *Log) []string {
+	deletes := false
+	for _, ev := range log.Events {
+		deletes = deletes || ev.Op == sortkeys.OpDelete
+	}
+	names := make([]string, len(rep.Screen))
+	for i, b := range rep.Screen {
+		names[i] = b.Name
+		if !deletes && b.First >= 0 && b.First < len(rep.Order) && rep.Order[b.First].ID != "" {
+			names[i] = rep.Order[b.First].ID
+		}
+	}
+	return names
 }
 
 func writeHTMLFile(path string, rep findings.Report, log *Log, rows []row) error {
