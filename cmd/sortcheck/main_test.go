@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -105,6 +106,19 @@ func TestInputFormats(t *testing.T) {
 		{"transcript", FormatTranscript, transcript},
 		{"activity sets", FormatActivitySet, activitySets},
 		{"vector", FormatVector, vector},
+		{"activity set lines", FormatJSONLines, func(acts []string) string {
+			return `{"activities":[` + acts[0] + `],"watermark":"1"}` + "\n" + `{"activities":[` + strings.Join(acts[1:], ",") + `],"watermark":"3"}` + "\n"
+		}},
+		{"pretty-printed values", FormatJSONLines, func(acts []string) string {
+			var b strings.Builder
+			for _, a := range acts {
+				var buf bytes.Buffer
+				json.Indent(&buf, []byte(a), "", "  ")
+				b.Write(buf.Bytes())
+				b.WriteString("\n")
+			}
+			return b.String()
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clean := runWith(t, tc.input(cleanActivities), "--json", "--user-id", "u-user")
@@ -156,6 +170,14 @@ func TestTextOutput(t *testing.T) {
 	}
 	if res := runWith(t, jsonLines(misplacedActivities), "--screen=false"); strings.Contains(res.stdout, "Predicted screen") {
 		t.Errorf("--screen=false still prints the screen")
+	}
+	var many []string
+	for i := range 5 {
+		many = append(many, fmt.Sprintf(`{"type":"message","id":"m%d","timestamp":"2024-05-01T10:00:0%dZ","from":{"id":"bot","role":"bot"},"text":"x"}`, i, i))
+	}
+	res = runWith(t, jsonLines(many), "--max-per-rule", "2")
+	if strings.Count(res.stdout, "DL004-timestamp-no-milliseconds") != 3 || !strings.Contains(res.stdout, "... and 3 more") {
+		t.Errorf("--max-per-rule 2:\n%s", res.stdout)
 	}
 }
 

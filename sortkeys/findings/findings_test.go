@@ -396,3 +396,28 @@ func FuzzCheck(f *testing.F) {
 		}
 	})
 }
+
+func TestEveryProfileCountsInversions(t *testing.T) {
+	log := events(
+		ts("a", `"2024-05-01T10:00:10.000Z"`),
+		ts("b", `"2024-05-01T10:00:05.000Z"`),
+		ts("c", `"2024-05-01T10:00:01.000Z"`),
+		ts("d", `"2024-05-01T10:00:20.000Z"`),
+	)
+	for _, p := range []sortkeys.Profile{sortkeys.GenA, sortkeys.GenB, sortkeys.GenC} {
+		rep := Check(log, Options{Profile: p})
+		// Shown c, b, a, d: the pairs (a,b), (a,c), (b,c) are reversed.
+		if rep.Summary.InvertedPairs != 3 || rep.Summary.Moved != 2 || rep.Summary.Profile != p {
+			t.Errorf("%s: summary %+v", p, rep.Summary)
+		}
+		moved := 0
+		for _, pl := range rep.Service {
+			if pl.Moved {
+				moved++
+			}
+		}
+		if moved != 2 || rep.Service[3].Display != 3 {
+			t.Errorf("%s: placements %+v", p, rep.Service)
+		}
+	}
+}
