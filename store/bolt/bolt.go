@@ -56,6 +56,8 @@ type Store struct {
 
 	// decodes counts activity JSON decodes, so tests can check that reads cost O(entries read).
 	decodes atomic.Uint64
+	// commits counts write transactions, so benchmarks can report requests per commit.
+	commits atomic.Uint64
 }
 
 var _ store.Store = (*Store)(nil)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/directline-go/directline/activity"
 	"github.com/directline-go/directline/store"
@@ -55,16 +56,20 @@ func seqKey(seq uint64) []byte {
 
 func keySeq(k []byte) uint64 { return binary.BigEndian.Uint64(k) }
 
-// A log record is a fixed 11-byte header followed by the activity JSON as stamped:
+// A log record is a fixed header followed by the activity JSON as the writer gave it:
 //
-//	[0]     format version (recordVersion)
-//	[1]     store.EntryKind
-//	[2]     flags: flagEphemeral, flagDeleted
-//	[3:11]  big-endian seq: for KindRevision the original's seq; for KindActivity the seq of the
-//	        latest revision (0 = never revised)
-//	[11:]   activity JSON
+//	[0]      format version (recordVersion)
+//	[1]      store.EntryKind
+//	[2]      flags: flagEphemeral, flagDeleted
+//	[3:11]   big-endian seq: for KindRevision the original's seq; for KindActivity the seq of the
+//	         latest revision (0 = never revised)
+//	[11:19]  big-endian stamped timestamp, Unix ms (a revision carries its original's)
+//	[19:]    activity JSON
 //
-// The header lets ReadAfter decide whether an entry is replayed without decoding JSON.
+// The stamp (id, timestamp, sequence id) lives in the header and the key, and is applied when
+// the record is decoded; so the JSON is encoded by the caller's goroutine before the write is
+// queued, and the single writer goroutine only copies bytes. The header also lets ReadAfter
+// decide whether an entry is replayed without decoding JSON.
 //
 // An original record keeps the content it was first written with, so ReadLog shows the log as it
 // was written; its header is rewritten on Update (latest revision seq) and Delete (flagDeleted).
@@ -72,7 +77,7 @@ func keySeq(k []byte) uint64 { return binary.BigEndian.Uint64(k) }
 // lookup away.
 const (
 	recordVersion    = 1
-	recordHeaderSize = 11
+	recordHeaderSize = 19
 
 	flagEphemeral = 1 << 0
 	flagDeleted   = 1 << 1
@@ -84,30 +89,41 @@ type header struct {
 	kind  store.EntryKind
 	flags byte
 	ref   uint64
+	tsMs  int64
 }
 
 func (h header) ephemeral() bool { return h.flags&flagEphemeral != 0 }
 func (h header) deleted() bool   { return h.flags&flagDeleted != 0 }
 
+// sequenceID is the sequence id the record's activity carries: its own seq, or for a revision
+// the original's.
+func (h header) sequenceID(seq uint64) uint64 {
+	if h.kind == store.KindRevision {
+		return h.ref
+	}
+	return seq
+}
+
 func decodeHeader(v []byte) (header, error) {
 	if len(v) < recordHeaderSize || v[0] != recordVersion {
 		return header{}, errCorruptRecord
 	}
-	h := header{kind: store.EntryKind(v[1]), flags: v[2], ref: binary.BigEndian.Uint64(v[3:11])}
+	h := header{
+		kind:  store.EntryKind(v[1]),
+		flags: v[2],
+		ref:   binary.BigEndian.Uint64(v[3:11]),
+		tsMs:  int64(binary.BigEndian.Uint64(v[11:19])),
+	}
 	if h.kind != store.KindActivity && h.kind != store.KindRevision {
 		return header{}, errCorruptRecord
 	}
 	return h, nil
 }
 
-func encodeRecord(h header, a *activity.Activity) ([]byte, error) {
-	body, err := a.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
+func encodeRecord(h header, body []byte) []byte {
 	v := make([]byte, recordHeaderSize, recordHeaderSize+len(body))
 	putHeader(v, h)
-	return append(v, body...), nil
+	return append(v, body...)
 }
 
 func putHeader(v []byte, h header) {
@@ -115,6 +131,7 @@ func putHeader(v []byte, h header) {
 	v[1] = byte(h.kind)
 	v[2] = h.flags
 	binary.BigEndian.PutUint64(v[3:11], h.ref)
+	binary.BigEndian.PutUint64(v[11:19], uint64(h.tsMs))
 }
 
 // withHeader returns a copy of record v with its header replaced (bbolt values must not be
@@ -125,14 +142,24 @@ func withHeader(v []byte, h header) []byte {
 	return c
 }
 
-// decodeActivity decodes the JSON of a record. The decoder copies what it keeps, so the result
-// stays valid after the transaction that v belongs to ends.
-func (s *Store) decodeActivity(v []byte) (*activity.Activity, error) {
+// stamp sets the keys the store owns (DESIGN invariants 2 and 4).
+func stamp(a *activity.Activity, conversationID string, sequenceID uint64, tsMs int64) {
+	a.Stamp(activity.FormatID(conversationID, sequenceID), sequenceID, activity.FormatTimestamp(time.UnixMilli(tsMs)))
+}
+
+// decodeActivity decodes the record v stored at seq and stamps it. The decoder copies what it
+// keeps, so the result stays valid after the transaction that v belongs to ends.
+func (s *Store) decodeActivity(conversationID string, seq uint64, v []byte) (*activity.Activity, error) {
+	h, err := decodeHeader(v)
+	if err != nil {
+		return nil, err
+	}
 	s.decodes.Add(1)
 	a, err := activity.Decode(v[recordHeaderSize:])
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errCorruptRecord, err)
 	}
+	stamp(a, conversationID, h.sequenceID(seq), h.tsMs)
 	return a, nil
 }
 

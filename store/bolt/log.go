@@ -2,11 +2,9 @@ package bolt
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -33,35 +31,43 @@ func (s *Store) Append(ctx context.Context, conversationID string, a *activity.A
 	if len(cid) > bolt.MaxKeySize {
 		return store.AppendResult{}, fmt.Errorf("store/bolt: clientActivityID longer than %d bytes", bolt.MaxKeySize)
 	}
-	var res store.AppendResult
-	err := s.submit(ctx, func(b *batch) error {
+	// Encoding and copying happen here, on the caller's goroutine, to keep the writer's share of
+	// each append small.
+	body, err := in.MarshalJSON()
+	if err != nil {
+		return store.AppendResult{}, err
+	}
+	h := header{kind: store.KindActivity}
+	if in.IsTyping() {
+		h.flags |= flagEphemeral
+	}
+	var hooked *activity.Activity
+	if s.onCommit != nil {
+		hooked = in.Clone()
+	}
+	var (
+		seq uint64
+		dup *store.Entry
+	)
+	err = s.submit(ctx, func(b *batch) error {
 		c, err := b.conv(conversationID)
 		if err != nil {
 			return err
 		}
 		if cid != "" {
 			if k := c.clientIDs.Get([]byte(cid)); k != nil {
-				e, err := s.readRecord(c.log, keySeq(k))
+				e, err := s.readRecord(conversationID, c.log, keySeq(k))
 				if err != nil {
 					return err
 				}
-				res = store.AppendResult{Entry: e, Duplicate: true}
+				dup = &e
 				return nil
 			}
 		}
-		seq := c.m.LastSeq + 1
-		ms := max(s.nowMs(), c.m.LastTimestampMs+1)
-		in.Stamp(activity.FormatID(conversationID, seq), seq, activity.FormatTimestamp(time.UnixMilli(ms)))
-		h := header{kind: store.KindActivity}
-		if in.IsTyping() {
-			h.flags |= flagEphemeral
-		}
-		rec, err := encodeRecord(h, in)
-		if err != nil {
-			return err
-		}
+		seq = c.m.LastSeq + 1
+		h.tsMs = max(s.nowMs(), c.m.LastTimestampMs+1)
 		key := seqKey(seq)
-		if err := c.log.Put(key, rec); err != nil {
+		if err := c.log.Put(key, encodeRecord(h, body)); err != nil {
 			return fatal(err)
 		}
 		if cid != "" {
@@ -69,16 +75,21 @@ func (s *Store) Append(ctx context.Context, conversationID string, a *activity.A
 				return fatal(err)
 			}
 		}
-		c.m.LastSeq, c.m.LastTimestampMs, c.dirty = seq, ms, true
-		e := store.Entry{Seq: seq, Kind: store.KindActivity, Activity: in, Ephemeral: h.ephemeral()}
-		b.emit(c, e)
-		res = store.AppendResult{Entry: e}
+		c.m.LastSeq, c.m.LastTimestampMs, c.dirty = seq, h.tsMs, true
+		if hooked != nil {
+			stamp(hooked, conversationID, seq, h.tsMs)
+			b.emit(c, store.Entry{Seq: seq, Kind: store.KindActivity, Activity: hooked, Ephemeral: h.ephemeral()})
+		}
 		return nil
 	})
 	if err != nil {
 		return store.AppendResult{}, err
 	}
-	return res, nil
+	if dup != nil {
+		return store.AppendResult{Entry: *dup, Duplicate: true}, nil
+	}
+	stamp(in, conversationID, seq, h.tsMs)
+	return store.AppendResult{Entry: store.Entry{Seq: seq, Kind: store.KindActivity, Activity: in, Ephemeral: h.ephemeral()}}, nil
 }
 
 // originalSeq maps an activity id of the conversation to the seq of its original record.
@@ -124,7 +135,19 @@ func (s *Store) Update(ctx context.Context, conversationID, activityID string, r
 		return store.Entry{}, err
 	}
 	in := revised.Clone()
-	var res store.Entry
+	body, err := in.MarshalJSON()
+	if err != nil {
+		return store.Entry{}, err
+	}
+	h := header{kind: store.KindRevision, ref: oseq}
+	if in.IsTyping() {
+		h.flags |= flagEphemeral
+	}
+	var hooked *activity.Activity
+	if s.onCommit != nil {
+		hooked = in.Clone()
+	}
+	var seq uint64
 	err = s.submit(ctx, func(b *batch) error {
 		c, err := b.conv(conversationID)
 		if err != nil {
@@ -134,23 +157,9 @@ func (s *Store) Update(ctx context.Context, conversationID, activityID string, r
 		if err != nil {
 			return err
 		}
-		var stamped struct {
-			Timestamp string `json:"timestamp"`
-		}
-		if err := json.Unmarshal(orig[recordHeaderSize:], &stamped); err != nil {
-			return fmt.Errorf("%w: %v", errCorruptRecord, err)
-		}
-		seq := c.m.LastSeq + 1
-		in.Stamp(activity.FormatID(conversationID, oseq), oseq, stamped.Timestamp)
-		h := header{kind: store.KindRevision, ref: oseq}
-		if in.IsTyping() {
-			h.flags |= flagEphemeral
-		}
-		rec, err := encodeRecord(h, in)
-		if err != nil {
-			return err
-		}
-		if err := c.log.Put(seqKey(seq), rec); err != nil {
+		seq = c.m.LastSeq + 1
+		h.tsMs = oh.tsMs
+		if err := c.log.Put(seqKey(seq), encodeRecord(h, body)); err != nil {
 			return fatal(err)
 		}
 		oh.ref = seq
@@ -158,14 +167,17 @@ func (s *Store) Update(ctx context.Context, conversationID, activityID string, r
 			return fatal(err)
 		}
 		c.m.LastSeq, c.dirty = seq, true
-		res = store.Entry{Seq: seq, Kind: store.KindRevision, Activity: in, Ephemeral: h.ephemeral()}
-		b.emit(c, res)
+		if hooked != nil {
+			stamp(hooked, conversationID, oseq, h.tsMs)
+			b.emit(c, store.Entry{Seq: seq, Kind: store.KindRevision, Activity: hooked, Ephemeral: h.ephemeral()})
+		}
 		return nil
 	})
 	if err != nil {
 		return store.Entry{}, err
 	}
-	return res, nil
+	stamp(in, conversationID, oseq, h.tsMs)
+	return store.Entry{Seq: seq, Kind: store.KindRevision, Activity: in, Ephemeral: h.ephemeral()}, nil
 }
 
 // Delete marks the activity deleted: ReadAfter and Activity no longer return it, ReadLog still
@@ -213,32 +225,33 @@ func (s *Store) Activity(ctx context.Context, conversationID, activityID string)
 		if err != nil {
 			return err
 		}
+		seq := oseq
 		if h.ref != 0 {
-			if v = log.Get(seqKey(h.ref)); v == nil {
+			if seq, v = h.ref, log.Get(seqKey(h.ref)); v == nil {
 				return errCorruptRecord
 			}
 		}
-		a, err = s.decodeActivity(v)
+		a, err = s.decodeActivity(conversationID, seq, v)
 		return err
 	})
 	return a, err
 }
 
 // readRecord decodes the log record at seq as written.
-func (s *Store) readRecord(log *bolt.Bucket, seq uint64) (store.Entry, error) {
+func (s *Store) readRecord(conversationID string, log *bolt.Bucket, seq uint64) (store.Entry, error) {
 	v := log.Get(seqKey(seq))
 	if v == nil {
 		return store.Entry{}, fmt.Errorf("%w: missing seq %d", errCorruptRecord, seq)
 	}
-	return s.entry(seq, v)
+	return s.entry(conversationID, seq, v)
 }
 
-func (s *Store) entry(seq uint64, v []byte) (store.Entry, error) {
+func (s *Store) entry(conversationID string, seq uint64, v []byte) (store.Entry, error) {
 	h, err := decodeHeader(v)
 	if err != nil {
 		return store.Entry{}, err
 	}
-	a, err := s.decodeActivity(v)
+	a, err := s.decodeActivity(conversationID, seq, v)
 	if err != nil {
 		return store.Entry{}, err
 	}
@@ -283,7 +296,7 @@ func (s *Store) ReadAfter(ctx context.Context, conversationID string, watermark 
 			}
 			seq := keySeq(k)
 			next = seq
-			e, ok, err := s.replayed(log, watermark, seq, v)
+			e, ok, err := s.replayed(conversationID, log, watermark, seq, v)
 			if err != nil {
 				return err
 			}
@@ -305,20 +318,20 @@ func (s *Store) ReadAfter(ctx context.Context, conversationID string, watermark 
 }
 
 // replayed decides whether the record v at seq is part of history for a reader at watermark, and
-// decodes it if so (see ReadAfter).
-func (s *Store) replayed(log *bolt.Bucket, watermark, seq uint64, v []byte) (store.Entry, bool, error) {
+// decodes it if so (see ReadAfter). vseq is the seq of the record whose content is returned.
+func (s *Store) replayed(conversationID string, log *bolt.Bucket, watermark, seq uint64, v []byte) (store.Entry, bool, error) {
 	h, err := decodeHeader(v)
 	if err != nil {
 		return store.Entry{}, false, err
 	}
-	kind := h.kind
+	kind, vseq := h.kind, seq
 	switch kind {
 	case store.KindActivity:
 		if h.deleted() {
 			return store.Entry{}, false, nil
 		}
 		if h.ref != 0 {
-			if v = log.Get(seqKey(h.ref)); v == nil {
+			if vseq, v = h.ref, log.Get(seqKey(h.ref)); v == nil {
 				return store.Entry{}, false, errCorruptRecord
 			}
 			if h, err = decodeHeader(v); err != nil {
@@ -344,7 +357,7 @@ func (s *Store) replayed(log *bolt.Bucket, watermark, seq uint64, v []byte) (sto
 	if h.ephemeral() {
 		return store.Entry{}, false, nil
 	}
-	a, err := s.decodeActivity(v)
+	a, err := s.decodeActivity(conversationID, vseq, v)
 	if err != nil {
 		return store.Entry{}, false, err
 	}
@@ -367,7 +380,7 @@ func (s *Store) ReadLog(ctx context.Context, conversationID string, watermark ui
 		}
 		c := cb.Bucket(bucketLog).Cursor()
 		for k, v := c.Seek(seqKey(watermark + 1)); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Next() {
-			e, err := s.entry(keySeq(k), v)
+			e, err := s.entry(conversationID, keySeq(k), v)
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package bolt
 import (
 	"context"
 	"errors"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -23,6 +24,9 @@ import (
 // maxBatch bounds one transaction, so one commit's memory and latency stay bounded however long
 // the queue gets.
 const maxBatch = 1024
+
+// maxLinger bounds how long the writer waits for a batch to fill (see linger).
+const maxLinger = 2 * time.Millisecond
 
 type request struct {
 	// op runs inside the batch transaction. It must validate before it mutates: an error it
@@ -96,16 +100,12 @@ func (b *batch) conv(id string) (*convState, error) {
 	return c, nil
 }
 
-// emit records a new entry for the commit hook. The hook gets its own copy of the activity, so
+// emit records a new entry for the commit hook. Its activity must be the hook's own copy, so
 // fan-out never shares memory with the caller's result.
 func (b *batch) emit(c *convState, e store.Entry) {
-	if b.s.onCommit == nil {
-		return
-	}
 	if len(c.entries) == 0 {
 		b.order = append(b.order, c)
 	}
-	e.Activity = e.Activity.Clone()
 	c.entries = append(c.entries, e)
 }
 
@@ -151,7 +151,24 @@ func (s *Store) submit(ctx context.Context, op func(b *batch) error) error {
 // run is the writer goroutine. It exits once the store is closed and the queue is drained.
 func (s *Store) run() {
 	defer close(s.stopped)
+	var (
+		prev     int           // size of the previous batch
+		prevTook time.Duration // duration of the previous commit
+	)
 	for {
+		s.mu.Lock()
+		n, closed := len(s.queue), s.closed
+		s.mu.Unlock()
+		if n == 0 {
+			if closed {
+				return
+			}
+			<-s.wake
+			continue
+		}
+		if n < prev && !closed {
+			s.linger(prev, min(prevTook/4, maxLinger))
+		}
 		s.mu.Lock()
 		reqs := s.queue
 		if len(reqs) > maxBatch {
@@ -160,22 +177,42 @@ func (s *Store) run() {
 		} else {
 			s.queue = nil
 		}
-		closed := s.closed
 		s.mu.Unlock()
-		if len(reqs) == 0 {
-			if closed {
-				return
-			}
-			<-s.wake
-			continue
-		}
+		prev = len(reqs)
+		start := time.Now()
 		s.commit(reqs)
+		prevTook = time.Since(start)
+	}
+}
+
+// linger waits up to d for the queue to reach want requests. Right after a commit the writers
+// it answered are still on their way back; committing the first one alone would cost a whole
+// fsync and halve the next batch. Waiting for as many as the previous batch had, for at most a
+// quarter of the previous commit's duration, keeps batches full under load (the slower the disk,
+// the more a full batch is worth) and costs nothing to a lone writer, whose previous batch had
+// one request.
+func (s *Store) linger(want int, d time.Duration) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		select {
+		case <-s.wake:
+		case <-timer.C:
+			return
+		}
+		s.mu.Lock()
+		n, closed := len(s.queue), s.closed
+		s.mu.Unlock()
+		if n >= want || closed {
+			return
+		}
 	}
 }
 
 // commit runs one batch: all requests in one transaction, one fsync, then the commit hook per
 // conversation in seq order, then the callers are woken.
 func (s *Store) commit(reqs []*request) {
+	s.commits.Add(1)
 	b := &batch{s: s, convs: make(map[string]*convState)}
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		b.root = tx.Bucket(bucketConversations)
