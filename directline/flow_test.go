@@ -342,3 +342,13 @@ func TestStreamResumeR08(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamURLNotEscaped: the streamUrl is written with a literal "&", not "\u0026".
+func TestStreamURLNotEscaped(t *testing.T) {
+	e := newEnv(t)
+	r := e.do(request{method: http.MethodPost, path: "/conversations", auth: testSecret})
+	mustStatus(t, r, http.StatusCreated)
+	if !strings.Contains(string(r.body), "?watermark=-&t=") {
+		t.Fatalf("streamUrl escaped: %s", r.body)
+	}
+}

@@ -17,9 +17,9 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/directline-go/directline/directline/stream"
 	"github.com/directline-go/directline/store"
 	"github.com/directline-go/directline/store/bolt"
-	"github.com/directline-go/directline/directline/stream"
 )
 
 const testSecret = "test-secret.cwA.abc"

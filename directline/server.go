@@ -10,6 +10,7 @@ package directline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -170,6 +171,7 @@ func (s *Server) routes(origins []string) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
+	e.JSONSerializer = jsonSerializer{}
 	e.Use(middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
 		// Only the path is logged: stream and download URLs carry credentials in their query.
 		LogMethod: true, LogURIPath: true, LogStatus: true, LogLatency: true, LogError: true,
@@ -223,6 +225,24 @@ func (s *Server) deadlines(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
+}
+
+// jsonSerializer writes JSON without HTML escaping, so URLs and text keep their characters
+// ("&" in a streamUrl, "<" in a message) as the client sent or expects them. Request bodies are
+// never bound through echo; each handler decodes its own.
+type jsonSerializer struct{}
+
+func (jsonSerializer) Serialize(c echo.Context, v any, indent string) error {
+	enc := json.NewEncoder(c.Response())
+	enc.SetEscapeHTML(false)
+	if indent != "" {
+		enc.SetIndent("", indent)
+	}
+	return enc.Encode(v)
+}
+
+func (jsonSerializer) Deserialize(echo.Context, any) error {
+	return ErrBadArgument.Msg("request bodies are decoded by their handlers")
 }
 
 // conversationParam returns the unescaped :id path parameter.

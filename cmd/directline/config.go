@@ -113,22 +113,23 @@ func (l *loader) level(p *slog.Level, name string, def slog.Level, help string) 
 }
 
 // list is a repeatable flag whose environment form is comma-separated. Values given on the
-// command line replace the environment's.
-func (l *loader) list(p *[]string, name string, def []string, help string) {
+// command line replace the environment's. A hidden list never shows its value in --help (secrets).
+func (l *loader) list(p *[]string, name string, def []string, hidden bool, help string) {
 	if v := l.env(name); v != "" {
 		def = splitList(v)
 	}
 	*p = def
-	l.fs.Var(&listValue{p: p}, name, l.usage(name, help))
+	l.fs.Var(&listValue{p: p, hidden: hidden}, name, l.usage(name, help))
 }
 
 type listValue struct {
-	p   *[]string
-	set bool
+	p      *[]string
+	hidden bool
+	set    bool
 }
 
 func (v *listValue) String() string {
-	if v.p == nil {
+	if v.p == nil || v.hidden {
 		return ""
 	}
 	return strings.Join(*v.p, ",")
@@ -162,13 +163,13 @@ func loadConfig(args []string, getenv func(string) string, out io.Writer) (Confi
 	l.string(&c.Addr, "addr", "127.0.0.1:3000", "listen address host:port (port 0 picks a free port)")
 	l.string(&c.PublicURL, "public-url", "", "public base URL of the service, e.g. https://chat.example.com (default http://<listen address>)")
 	l.string(&c.Data, "data", "./data/directline.db", "bbolt data file; the token signing key is kept in <data>.key")
-	l.list(&c.Secrets, "secret", nil, "Direct Line secret, repeatable (environment: comma-separated); none = generate one and print it")
+	l.list(&c.Secrets, "secret", nil, true, "Direct Line secret, repeatable (environment: comma-separated); none = generate one and print it")
 	l.string(&c.BotEndpoint, "bot-endpoint", "none", `bot endpoint; "none" stores and echoes activities without a bot`)
 	l.duration(&c.TokenLifetime, "token-lifetime", directline.DefaultTokenLifetime, "conversation token lifetime")
 	l.int64(&c.MaxActivityBytes, "max-activity-bytes", directline.DefaultMaxActivityBytes, "largest accepted activity, in bytes")
 	l.int64(&c.MaxUploadBytes, "max-upload-bytes", directline.DefaultMaxUploadBytes, "largest accepted uploaded file, in bytes")
 	l.duration(&c.AttachmentURLLifetime, "attachment-url-lifetime", directline.DefaultAttachmentURLLifetime, "how long an upload's download link works")
-	l.list(&c.CORSOrigins, "cors-origins", []string{"*"}, "allowed browser origins, comma-separated or repeated")
+	l.list(&c.CORSOrigins, "cors-origins", []string{"*"}, false, "allowed browser origins, comma-separated or repeated")
 	l.duration(&c.RequestTimeout, "request-timeout", directline.DefaultRequestTimeout, "deadline for reading a request and writing its response (not the WebSocket stream)")
 	l.duration(&c.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "hard deadline of a graceful shutdown")
 	l.level(&c.LogLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn or error")

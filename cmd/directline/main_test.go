@@ -194,3 +194,14 @@ func TestRun(t *testing.T) {
 	}
 	st.Close()
 }
+
+// TestHelpHidesSecrets: secrets from the environment never appear in --help.
+func TestHelpHidesSecrets(t *testing.T) {
+	var out bytes.Buffer
+	if _, err := loadConfig([]string{"--help"}, envOf(map[string]string{"DIRECTLINE_SECRET": "topsecret"}), &out); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("err %v", err)
+	}
+	if strings.Contains(out.String(), "topsecret") {
+		t.Fatalf("--help shows the secret:\n%s", out.String())
+	}
+}
