@@ -445,3 +445,17 @@ func TestCloseDeadlineCancelsDeliveries(t *testing.T) {
 		t.Fatalf("Deliver after Close: %v", err)
 	}
 }
+
+func BenchmarkDeliverFastBot(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
+	defer srv.Close()
+	c := NewClient(Options{Logger: quietLogger()})
+	defer c.Close(context.Background())
+	a := inbound()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Deliver(context.Background(), srv.URL, a); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

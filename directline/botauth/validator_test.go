@@ -192,3 +192,15 @@ func FuzzValidate(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkValidate(b *testing.B) {
+	good, _ := testKeys(b)
+	v := testValidator(b)
+	header := "Bearer " + sign(b, good, "k1", validClaims())
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := v.Validate(context.Background(), header); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
