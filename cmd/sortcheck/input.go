@@ -42,6 +42,7 @@ const (
 	FormatTranscript  = "transcript"
 	FormatActivitySet = "activity-sets"
 	FormatVector      = "vector"
+	FormatServiceLog  = "service-log"
 )
 
 var knownOps = map[sortkeys.Op]bool{
@@ -57,8 +58,9 @@ type reader struct {
 }
 
 // ReadLog detects the format of data and returns its events:
-//   - JSON Lines (or concatenated JSON values), each an activity, a conformance event {"op":...}
-//     or an ActivitySet {"activities":[...],"watermark":"N"};
+//   - JSON Lines (or concatenated JSON values), each an activity, a conformance event {"op":...},
+//     an ActivitySet {"activities":[...],"watermark":"N"} or a line of the service's log export
+//     {"seq":N,"kind":...,"activity":{...}};
 //   - a JSON array of activities (Bot Framework Emulator .transcript) or of ActivitySets
 //     (a WebSocket capture);
 //   - a conformance vector {"name",...,"events":[...]}; expect checkpoints are dropped.
@@ -164,6 +166,8 @@ func (r *reader) element(raw json.RawMessage, off int) error {
 	switch {
 	case hasMember(raw, "op"):
 		return r.event(raw, off)
+	case hasMember(raw, "seq") && hasMember(raw, "activity"):
+		return r.logEntry(raw, off)
 	case hasMember(raw, "activities"):
 		if r.log.Format == FormatTranscript {
 			r.log.Format = FormatActivitySet
@@ -177,6 +181,22 @@ func (r *reader) element(raw json.RawMessage, off int) error {
 func (r *reader) add(ev sortkeys.Event, off int) {
 	r.log.Events = append(r.log.Events, ev)
 	r.log.Lines = append(r.log.Lines, r.line(off))
+}
+
+// logEntry takes one line of the service's log export (GET .../conversations/{id}/log):
+// {"seq":N,"kind":"activity"|"revision","ephemeral":bool,"activity":{...}}.
+func (r *reader) logEntry(raw json.RawMessage, off int) error {
+	var e struct {
+		Activity json.RawMessage `json:"activity"`
+	}
+	if err := json.Unmarshal(raw, &e); err != nil || len(e.Activity) == 0 || e.Activity[0] != '{' {
+		return &InputError{Line: r.line(off), Reason: "log entry without an activity object"}
+	}
+	if r.log.Format == FormatJSONLines {
+		r.log.Format = FormatServiceLog
+	}
+	r.add(sortkeys.Event{Op: sortkeys.OpIncoming, Activity: e.Activity}, off)
+	return nil
 }
 
 // activitySet takes {"activities":[...],"watermark":"N"} (Direct Line 3.0 ActivitySet).

@@ -16,6 +16,7 @@ import (
 type liveSource struct {
 	base         string
 	credential   string // secret or token; both go in the Authorization header
+	secret       bool   // the log export accepts only a secret, so a token goes straight to paging
 	conversation string
 	client       *http.Client
 }
@@ -24,22 +25,24 @@ type liveSource struct {
 // watermark cannot keep the tool running forever.
 const maxPages = 100000
 
-// fetch returns the conversation's log as JSON Lines. It first asks for the service's full log
-// export, GET {base}/v3/directline/conversations/{id}/log (JSON Lines); when the service does not
-// have it (404, 405 or 501) it pages Direct Line 3.0 GET .../activities?watermark= until no new
+// fetch returns the conversation's log as JSON Lines. With a secret it first asks for the
+// service's full log export, GET {base}/v3/directline/conversations/{id}/log (JSON Lines); with a
+// token, or when the service does not have it (404, 405 or 501), it pages Direct Line 3.0 GET .../activities?watermark= until no new
 // activities arrive. The paged form only holds what the service replays (no typing activities).
 func (s *liveSource) fetch(ctx context.Context) ([]byte, string, error) {
 	conv := strings.TrimRight(s.base, "/") + "/v3/directline/conversations/" + url.PathEscape(s.conversation)
-	body, status, err := s.get(ctx, conv+"/log")
-	if err != nil {
-		return nil, "", err
-	}
-	switch status {
-	case http.StatusOK:
-		return body, "log", nil
-	case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusNotImplemented:
-	default:
-		return nil, "", statusError(conv+"/log", status, body)
+	if s.secret {
+		body, status, err := s.get(ctx, conv+"/log")
+		if err != nil {
+			return nil, "", err
+		}
+		switch status {
+		case http.StatusOK:
+			return body, "log", nil
+		case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusNotImplemented:
+		default:
+			return nil, "", statusError(conv+"/log", status, body)
+		}
 	}
 	var out bytes.Buffer
 	watermark := ""

@@ -7,8 +7,8 @@
 //	sortcheck [flags] [file]             read a log from file, or stdin when absent or "-"
 //	sortcheck --live --base URL --conversation ID (--secret S | --token T) [flags]
 //
-// Input formats, detected automatically: JSON Lines of activities (or of ActivitySets or
-// conformance events), a JSON array of activities (Bot Framework Emulator .transcript), a JSON
+// Input formats, detected automatically: JSON Lines of activities (or of ActivitySets,
+// conformance events or the service's log export lines {"seq","kind","activity"}), a JSON array of activities (Bot Framework Emulator .transcript), a JSON
 // array of ActivitySets {"activities":[...],"watermark":"N"} (a WebSocket capture), or a
 // conformance vector {"name",...,"events":[...]}.
 //
@@ -190,7 +190,7 @@ func readInput(cfg *config, stdin io.Reader) ([]byte, string, error) {
 		if cred == "" {
 			cred = cfg.token
 		}
-		src := &liveSource{base: cfg.base, credential: cred, conversation: cfg.conversation, client: newHTTPClient()}
+		src := &liveSource{base: cfg.base, credential: cred, secret: cfg.secret != "", conversation: cfg.conversation, client: newHTTPClient()}
 		data, how, err := src.fetch(context.Background())
 		if err != nil {
 			return nil, "", err

@@ -245,6 +245,7 @@ func TestBadInputLineNumbers(t *testing.T) {
 		{"vector: unknown op", "{\"name\":\"v\",\n\"events\":[\n{\"op\":\"incoming\",\"activity\":" + cleanActivities[0] + "},\n{\"op\":\"teleport\"}\n]}", `input line 4: unknown op "teleport"`},
 		{"vector: incoming without activity", "{\"name\":\"v\",\"events\":[\n\n{\"op\":\"incoming\"}]}", "input line 3: incoming event without an activity object"},
 		{"event line with a bad op", `{"op":"sideways"}`, `input line 1: unknown op "sideways"`},
+		{"log export line without activity", `{"seq":1,"kind":"activity","activity":{"type":"message"}}` + "\n" + `{"seq":2,"kind":"activity","activity":5}`, "input line 2: log entry without an activity object"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := runWith(t, tc.input)
@@ -334,23 +335,33 @@ func TestHTMLIsSelfContainedAndWellFormed(t *testing.T) {
 }
 
 func TestLive(t *testing.T) {
-	const secret = "s3cret"
-	logBody := jsonLines(misplacedActivities)
+	const secret, token = "s3cret", "t0ken"
+	var logBody strings.Builder
+	for i, a := range misplacedActivities {
+		fmt.Fprintf(&logBody, `{"seq":%d,"kind":"activity","activity":%s}`+"\n", i+1, a)
+	}
 	var paged []string
+	logAsked := false
 	newServer := func(withLog bool) *httptest.Server {
 		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Header.Get("Authorization") != "Bearer "+secret {
+			auth := r.Header.Get("Authorization")
+			if auth != "Bearer "+secret && auth != "Bearer "+token {
 				http.Error(w, `{"error":{"code":"BadArgument","message":"no credential"}}`, http.StatusForbidden)
 				return
 			}
 			switch r.URL.Path {
 			case "/v3/directline/conversations/conv1/log":
+				logAsked = true
+				if auth != "Bearer "+secret {
+					http.Error(w, `{"error":{"code":"Forbidden","message":"secret only"}}`, http.StatusForbidden)
+					return
+				}
 				if !withLog {
 					http.NotFound(w, r)
 					return
 				}
 				w.Header().Set("Content-Type", "application/x-ndjson")
-				io.WriteString(w, logBody)
+				io.WriteString(w, logBody.String())
 			case "/v3/directline/conversations/conv1/activities":
 				wm := r.URL.Query().Get("watermark")
 				paged = append(paged, wm)
@@ -368,28 +379,37 @@ func TestLive(t *testing.T) {
 			}
 		}))
 	}
-	for _, withLog := range []bool{true, false} {
-		srv := newServer(withLog)
-		paged = nil
-		res := runWith(t, "", "--live", "--base", srv.URL+"/", "--conversation", "conv1", "--secret", secret, "--json")
-		srv.Close()
-		if res.code != exitFindings {
-			t.Fatalf("log endpoint %v: exit %d: %s", withLog, res.code, res.stderr)
-		}
-		r := decodeReport(t, res.stdout)
-		if r.Summary.Activities != 3 || r.Summary.InvertedPairs != 1 {
-			t.Errorf("log endpoint %v: summary %+v", withLog, r.Summary)
-		}
-		wantSource := "conversation conv1 (log)"
-		if !withLog {
-			wantSource = "conversation conv1 (activities)"
-			if strings.Join(paged, "|") != "|1|3" {
+	for _, tc := range []struct {
+		name         string
+		withLog      bool
+		cred         []string
+		source       string
+		format       string
+		wantLogAsked bool
+	}{
+		{"secret, log export", true, []string{"--secret", secret}, "conversation conv1 (log)", FormatServiceLog, true},
+		{"secret, no log export", false, []string{"--secret", secret}, "conversation conv1 (activities)", FormatJSONLines, true},
+		{"token pages activities", true, []string{"--token", token}, "conversation conv1 (activities)", FormatJSONLines, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newServer(tc.withLog)
+			defer srv.Close()
+			paged, logAsked = nil, false
+			res := runWith(t, "", append([]string{"--live", "--base", srv.URL + "/", "--conversation", "conv1", "--json"}, tc.cred...)...)
+			if res.code != exitFindings {
+				t.Fatalf("exit %d: %s", res.code, res.stderr)
+			}
+			r := decodeReport(t, res.stdout)
+			if r.Summary.Activities != 3 || r.Summary.InvertedPairs != 1 {
+				t.Errorf("summary %+v", r.Summary)
+			}
+			if r.Input.Source != tc.source || r.Input.Format != tc.format || logAsked != tc.wantLogAsked {
+				t.Errorf("input %+v, log asked %v", r.Input, logAsked)
+			}
+			if tc.source == "conversation conv1 (activities)" && strings.Join(paged, "|") != "|1|3" {
 				t.Errorf("paged watermarks %q", paged)
 			}
-		}
-		if r.Input.Source != wantSource {
-			t.Errorf("source %q, want %q", r.Input.Source, wantSource)
-		}
+		})
 	}
 	srv := newServer(true)
 	defer srv.Close()
@@ -434,6 +454,7 @@ func FuzzReadLog(f *testing.F) {
 	f.Add(activitySets(cleanActivities))
 	f.Add(vector(cleanActivities))
 	f.Add("[{\"activities\":null}]")
+	f.Add(`{"seq":1,"kind":"revision","activity":{"type":"typing"}}`)
 	f.Fuzz(func(t *testing.T, s string) {
 		log, err := ReadLog([]byte(s))
 		if err != nil {
