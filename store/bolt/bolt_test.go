@@ -1,9 +1,18 @@
 package bolt
 
 import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 
+	"github.com/directline-go/directline/activity"
 	"github.com/directline-go/directline/store"
 	"github.com/directline-go/directline/store/storetest"
 )
@@ -19,4 +28,200 @@ func openForSuite(t testing.TB, dir string, cfg storetest.Config) store.Store {
 
 func TestContract(t *testing.T) {
 	storetest.Run(t, storetest.Factory{Open: openForSuite})
+}
+
+func message(text, clientActivityID string) *activity.Activity {
+	a := &activity.Activity{Type: activity.TypeMessage, Text: text}
+	if clientActivityID != "" {
+		a.SetChannelData(activity.KeyClientActivityID, []byte(strconv.Quote(clientActivityID)))
+	}
+	return a
+}
+
+// TestReadAfterCostIsLimit: reading near the end of a long history decodes only the entries it
+// returns; skipped ephemeral entries are judged by their header alone (store.go: "Cost is a
+// cursor seek plus the entries read").
+func TestReadAfterCostIsLimit(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "long.db"), Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if _, _, err := s.CreateConversation(ctx, store.Conversation{ID: "long"}); err != nil {
+		t.Fatal(err)
+	}
+	// Odd seqs are messages, even seqs typing.
+	for i := range 1000 {
+		a := message(fmt.Sprintf("m%d", i), "")
+		if i%2 == 1 {
+			a = &activity.Activity{Type: activity.TypeTyping}
+		}
+		if _, err := s.Append(ctx, "long", a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A revised activity near the end costs one decode too: its latest content only.
+	es, _, err := s.ReadAfter(ctx, "long", 990, 1)
+	if err != nil || len(es) != 1 {
+		t.Fatalf("ReadAfter: %v, %v", es, err)
+	}
+	if _, err := s.Update(ctx, "long", es[0].Activity.ID, message("revised", "")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		watermark uint64
+		limit     int
+	}{{950, 10}, {0, 10}, {980, 5}, {500, 3}} {
+		decodes, visits := s.decodes.Load(), s.visits.Load()
+		es, wm, err := s.ReadAfter(ctx, "long", tc.watermark, tc.limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		decodes, visits = s.decodes.Load()-decodes, s.visits.Load()-visits
+		if len(es) != tc.limit || decodes != uint64(tc.limit) {
+			t.Errorf("ReadAfter(%d, %d): %d entries, %d decodes; want %d of each", tc.watermark, tc.limit, len(es), decodes, tc.limit)
+		}
+		// From an even watermark, limit messages are the next 2*limit-1 records.
+		if want := 2*uint64(tc.limit) - 1; visits != want || wm != tc.watermark+want {
+			t.Errorf("ReadAfter(%d, %d): looked at %d records, watermark %d; want %d records, watermark %d",
+				tc.watermark, tc.limit, visits, wm, want, tc.watermark+want)
+		}
+	}
+}
+
+// crashDirEnv makes the test binary a writer child for TestCrashKeepsAcknowledged.
+const crashDirEnv = "DIRECTLINE_STORE_CRASH_CHILD_DIR"
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(crashDirEnv); dir != "" {
+		crashChild(dir)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// crashChild appends from many goroutines until it is killed, printing "ack <conv> <seq> <cid>"
+// after each Append returns.
+func crashChild(dir string) {
+	s, err := Open(filepath.Join(dir, "crash.db"), Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	ctx := context.Background()
+	for c := range 4 {
+		if _, _, err := s.CreateConversation(ctx, store.Conversation{ID: fmt.Sprintf("c%d", c)}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+	}
+	var mu sync.Mutex
+	out := bufio.NewWriter(os.Stdout)
+	pid := os.Getpid()
+	var wg sync.WaitGroup
+	for w := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				conv := fmt.Sprintf("c%d", (w+i)%4)
+				cid := fmt.Sprintf("p%d-w%d-%d", pid, w, i)
+				r, err := s.Append(ctx, conv, message(cid, cid))
+				if err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					os.Exit(2)
+				}
+				mu.Lock()
+				fmt.Fprintf(out, "ack %s %d %s\n", conv, r.Seq, cid)
+				out.Flush()
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// TestCrashKeepsAcknowledged (DESIGN invariants 1 and 5): a writer process killed with SIGKILL
+// in the middle of group commits loses no acknowledged append and leaves no hole; after reopen
+// the sequence continues.
+func TestCrashKeepsAcknowledged(t *testing.T) {
+	dir := t.TempDir()
+	acked := map[string]map[uint64]string{} // conv → seq → clientActivityID
+	for round := range 2 {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), crashDirEnv+"="+dir)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(stdout)
+		n := 0
+		for sc.Scan() {
+			var (
+				conv, cid string
+				seq       uint64
+			)
+			if _, err := fmt.Sscanf(sc.Text(), "ack %s %d %s", &conv, &seq, &cid); err != nil {
+				t.Fatalf("child wrote %q: %v", sc.Text(), err)
+			}
+			if acked[conv] == nil {
+				acked[conv] = map[uint64]string{}
+			}
+			if prev, ok := acked[conv][seq]; ok {
+				t.Fatalf("%s seq %d acknowledged twice: %s and %s", conv, seq, prev, cid)
+			}
+			acked[conv][seq] = cid
+			if n++; n == 200 {
+				if err := cmd.Process.Kill(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		cmd.Wait()
+		if n < 200 {
+			t.Fatalf("round %d: child stopped after %d acks: %s", round, n, stderr.String())
+		}
+	}
+	s, err := Open(filepath.Join(dir, "crash.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	for conv, bySeq := range acked {
+		log, err := s.ReadLog(ctx, conv, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for i, e := range log {
+			if e.Seq != uint64(i+1) {
+				t.Fatalf("%s: entry %d has seq %d: hole after a crash", conv, i, e.Seq)
+			}
+			cid := e.Activity.ClientActivityID()
+			if seen[cid] {
+				t.Fatalf("%s: %s stored twice", conv, cid)
+			}
+			seen[cid] = true
+		}
+		for seq, cid := range bySeq {
+			if seq > uint64(len(log)) || log[seq-1].Activity.ClientActivityID() != cid {
+				t.Errorf("%s: acknowledged seq %d (%s) lost after the crash", conv, seq, cid)
+			}
+		}
+		c, err := s.Conversation(ctx, conv)
+		if err != nil || c.LastSeq != uint64(len(log)) {
+			t.Errorf("%s: LastSeq %d, log %d, %v", conv, c.LastSeq, len(log), err)
+		}
+		r, err := s.Append(ctx, conv, message("after", ""))
+		if err != nil || r.Seq != uint64(len(log))+1 {
+			t.Errorf("%s: append after the crash got seq %d, %v; want %d", conv, r.Seq, err, len(log)+1)
+		}
+	}
 }

@@ -294,6 +294,7 @@ func (s *Store) ReadAfter(ctx context.Context, conversationID string, watermark 
 			if limit > 0 && len(out) >= limit {
 				return nil
 			}
+			s.visits.Add(1)
 			seq := keySeq(k)
 			next = seq
 			e, ok, err := s.replayed(conversationID, log, watermark, seq, v)
