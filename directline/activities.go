@@ -135,7 +135,7 @@ func (s *Server) post(ctx context.Context, cred credential, conv store.Conversat
 	}
 	a.ChannelID = channelID
 	a.Conversation = &activity.ConversationAccount{ID: conv.ID}
-	a.ServiceURL = s.tokens.issuer
+	a.ServiceURL = s.serviceURL
 	res, err := s.store.Append(ctx, conv.ID, a)
 	if err != nil {
 		return "", err

@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -108,5 +110,45 @@ func TestLogExport(t *testing.T) {
 	}
 	if acts, _ := e.history(conv.Token, conv.ConversationID, ""); len(acts) != 2 {
 		t.Fatalf("GET activities returned typing: %v", acts)
+	}
+}
+
+// panickingBot panics on delivery.
+type panickingBot struct{}
+
+func (panickingBot) Deliver(context.Context, store.Conversation, *activity.Activity) error {
+	panic("bot exploded")
+}
+
+// TestPanicIsServiceErrorWithCORS: a panic below a handler is a 500 ServiceError ErrorResponse that
+// still carries the CORS headers (R20 step 4), and the server keeps serving.
+func TestPanicIsServiceErrorWithCORS(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.Bot = panickingBot{} })
+	conv := e.startConversation("u1")
+	r := e.do(request{method: http.MethodPost, path: "/conversations/" + conv.ConversationID + "/activities", auth: conv.Token,
+		body: `{"type":"message"}`, header: map[string]string{"Origin": "https://chat.example"}})
+	mustStatus(t, r, http.StatusInternalServerError)
+	if code := r.errorCode(t); code != CodeServiceError {
+		t.Fatalf("code %s", code)
+	}
+	if r.header.Get("Access-Control-Allow-Origin") == "" {
+		t.Fatalf("500 without CORS headers: %v", r.header)
+	}
+	if strings.Contains(string(r.body), "exploded") {
+		t.Fatalf("internal detail leaked: %s", r.body)
+	}
+	mustStatus(t, e.do(request{method: http.MethodGet, path: "/conversations/" + conv.ConversationID + "/activities", auth: conv.Token}), http.StatusOK)
+}
+
+// TestErrorHandlerRespectsCommittedResponse: once a response is committed (a WebSocket upgrade
+// hijacks the connection) the error handler writes nothing.
+func TestErrorHandlerRespectsCommittedResponse(t *testing.T) {
+	e := newEnv(t)
+	rec := httptest.NewRecorder()
+	c := e.srv.echo.NewContext(httptest.NewRequest(http.MethodGet, "/", nil), rec)
+	c.Response().WriteHeader(http.StatusSwitchingProtocols)
+	e.srv.handleError(ErrTokenExpired, c)
+	if rec.Code != http.StatusSwitchingProtocols || rec.Body.Len() != 0 {
+		t.Fatalf("wrote %d %q after commit", rec.Code, rec.Body.String())
 	}
 }

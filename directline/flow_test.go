@@ -1,15 +1,21 @@
 package directline
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/gorilla/websocket"
+
+	"github.com/directline-go/directline/activity"
+	"github.com/directline-go/directline/directline/stream"
 )
 
 // jwtClaims decodes a token's claims without verifying it, as Web Chat does.
@@ -350,5 +356,57 @@ func TestStreamURLNotEscaped(t *testing.T) {
 	mustStatus(t, r, http.StatusCreated)
 	if !strings.Contains(string(r.body), "?watermark=-&t=") {
 		t.Fatalf("streamUrl escaped: %s", r.body)
+	}
+}
+
+// TestStreamEndsWhenTokenExpiresR10: the stream URL carries the conversation token's expiry, and
+// the stream is closed with the hub's "token expired" code then (R10 step 5).
+func TestStreamEndsWhenTokenExpiresR10(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.TokenLifetime = 2 * time.Second })
+	conv := e.startConversation("u1")
+	q := checkStreamURL(t, e, conv.StreamURL, conv.ConversationID, "-")
+	if texp, exp := jwtClaims(t, q.Get("t"))["texp"], jwtClaims(t, conv.Token)["exp"]; texp != exp {
+		t.Fatalf("stream credential texp %v, conversation token exp %v", texp, exp)
+	}
+	ws := e.dial(conv.StreamURL)
+	_ = ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var err error
+	for err == nil {
+		_, _, err = ws.ReadMessage()
+	}
+	if !websocket.IsCloseError(err, stream.CloseTokenExpired) {
+		t.Fatalf("stream ended with %v, want close %d", err, stream.CloseTokenExpired)
+	}
+}
+
+// TestHistoryPaging: GET activities returns at most 100 activities; the watermark pages through
+// the rest, and an empty page still carries the watermark.
+func TestHistoryPaging(t *testing.T) {
+	e := newEnv(t)
+	conv := e.startConversation("u1")
+	const n = 130
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := &activity.Activity{Type: "message", Text: "m", From: &activity.ChannelAccount{ID: "u1"}}
+			if _, err := e.store.Append(context.Background(), conv.ConversationID, a); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	page, wm := e.history(conv.Token, conv.ConversationID, "")
+	if len(page) != historyPageSize || wm != "100" {
+		t.Fatalf("first page: %d activities, watermark %s", len(page), wm)
+	}
+	page, wm = e.history(conv.Token, conv.ConversationID, wm)
+	if len(page) != n-historyPageSize || wm != "130" {
+		t.Fatalf("second page: %d activities, watermark %s", len(page), wm)
+	}
+	page, wm = e.history(conv.Token, conv.ConversationID, wm)
+	if len(page) != 0 || wm != "130" {
+		t.Fatalf("past the end: %d activities, watermark %s", len(page), wm)
 	}
 }

@@ -95,6 +95,7 @@ type Server struct {
 	hub        StreamHub
 	bot        Bot
 	public     *url.URL
+	serviceURL string
 	secrets    []string
 	tokens     *tokens
 	maxAct     int64
@@ -124,6 +125,7 @@ func New(o Options) (*Server, error) {
 		hub:        o.Hub,
 		bot:        o.Bot,
 		public:     public,
+		serviceURL: public.String() + "/",
 		maxAct:     orDefault(o.MaxActivityBytes, DefaultMaxActivityBytes),
 		maxUpload:  orDefault(o.MaxUploadBytes, DefaultMaxUploadBytes),
 		attLife:    orDefault(o.AttachmentURLLifetime, DefaultAttachmentURLLifetime),
@@ -144,7 +146,7 @@ func New(o Options) (*Server, error) {
 	}
 	s.tokens = &tokens{
 		key:      o.SigningKey,
-		issuer:   public.String() + "/",
+		issuer:   s.serviceURL,
 		lifetime: orDefault(o.TokenLifetime, DefaultTokenLifetime),
 		now:      now,
 	}
