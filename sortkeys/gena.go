@@ -42,12 +42,18 @@ type genAB struct {
 	finals   map[string]int                // gen-b: stored final activities per session
 	byPart   map[string]map[*unit]struct{} // gen-b: units with a part-of and a numeric position
 	nextLid  int
+	// beforeAfter and insertAt are the indexed searches; the tests swap in literal scans.
+	beforeAfter func(group map[*unit]struct{}, matches, isBefore func(*unit) bool) (before, after *unit)
+	insertAt    func(r *record) int
 }
 
 func newGenAB(list unitList, genB bool) *genAB {
-	return &genAB{genB: genB, list: list, byCid: map[string]map[*unit]struct{}{},
+	g := &genAB{genB: genB, list: list, byCid: map[string]map[*unit]struct{}{},
 		byID: map[string]map[*unit]struct{}{}, byStream: map[string]map[*unit]struct{}{},
 		finals: map[string]int{}, byPart: map[string]map[*unit]struct{}{}}
+	g.beforeAfter = g.findBeforeAfter
+	g.insertAt = g.insertionIndex
+	return g
 }
 
 func addTo(m map[string]map[*unit]struct{}, k string, u *unit) {
@@ -142,19 +148,26 @@ func (g *genAB) patch(r *record) {
 		return
 	}
 	var group map[*unit]struct{}
-	var isBefore func(*unit) bool
+	var matches, isBefore func(*unit) bool
 	if g.genB {
 		if r.ab.isLS {
 			group = g.byStream[r.ab.ls.sessionID]
+			matches = func(x *unit) bool { return x.rec.ab.isLS && x.rec.ab.ls.sessionID == r.ab.ls.sessionID }
 			isBefore = func(x *unit) bool { return x.rec.ab.ls.seq < r.ab.ls.seq }
 		}
-	} else if t, ok := r.top["text"]; ok && isJSONString(t) && r.act.Type == activity.TypeTyping {
+	} else if t, ok := r.rawText, r.rawText != nil; ok && isJSONString(t) && r.act.Type == activity.TypeTyping {
 		if s, ok := jsonNumber(r.act.ChannelData["streamSequence"]); ok && r.ab.streamKey != "" {
 			group = g.byStream[r.ab.streamKey]
+			matches = func(x *unit) bool {
+				return x.rec.act.Type == activity.TypeTyping && x.rec.ab.streamKey == r.ab.streamKey
+			}
 			isBefore = func(x *unit) bool { return x.rec.ab.streamSeq < s }
 		}
 	}
-	if before, after := g.findBeforeAfter(group, isBefore); before != nil || after != nil {
+	if matches == nil {
+		matches = func(*unit) bool { return false }
+	}
+	if before, after := g.beforeAfter(group, matches, isBefore); before != nil || after != nil {
 		switch {
 		case before != nil && after != nil && g.genB:
 			r.seq = (before.rec.seq + after.rec.seq) / 2
@@ -165,7 +178,7 @@ func (g *genAB) patch(r *record) {
 		}
 		return
 	}
-	if ts, ok := r.top["timestamp"]; ok {
+	if ts := r.rawTimestamp; ts != nil {
 		r.seq = jsDateValue(ts)
 		return
 	}
@@ -180,7 +193,7 @@ func (g *genAB) patch(r *record) {
 // members of group are "before" or "after" and every other activity is "unknown": it stops at the
 // first "after", or at the first non-"before" following a "before", and returns the activity
 // preceding that point and the one at it.
-func (g *genAB) findBeforeAfter(group map[*unit]struct{}, isBefore func(*unit) bool) (before, after *unit) {
+func (g *genAB) findBeforeAfter(group map[*unit]struct{}, _, isBefore func(*unit) bool) (before, after *unit) {
 	if len(group) == 0 {
 		return nil, nil
 	}
@@ -233,7 +246,7 @@ func (g *genAB) upsert(r *record) {
 	}
 	u := &unit{kind: unitActivity, rec: r, seq: seqKey(r.seq)}
 	g.index(u, true)
-	g.list.Insert(u, g.insertionIndex(r))
+	g.list.Insert(u, g.insertAt(r))
 }
 
 func (g *genAB) insertionIndex(r *record) int {

@@ -21,11 +21,10 @@ type bLivestream struct {
 // final typing; each tried with the metadata in channelData first, then in the first entity that
 // is a valid streaminfo for that shape.
 func genBLivestream(r *record) (bLivestream, bool) {
-	idRaw, ok := r.top["id"]
-	if !ok || !isJSONString(idRaw) {
+	if !isJSONString(r.rawID) {
 		return bLivestream{}, false
 	}
-	if t, ok := r.top["text"]; ok && !isJSONString(t) {
+	if r.rawText != nil && !isJSONString(r.rawText) {
 		return bLivestream{}, false
 	}
 	typ := r.act.Type

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
 	"strconv"
 
@@ -16,10 +15,14 @@ type record struct {
 	// lid is the local id Web Chat keeps across revisions (gen-c) or a unique revision number.
 	lid int
 	// rev numbers revisions uniquely; the keys walk uses it as the revision's identity.
-	rev     int
-	raw     json.RawMessage
-	act     *activity.Activity
-	top     map[string]json.RawMessage
+	rev int
+	raw json.RawMessage
+	act *activity.Activity
+	// Raw members as delivered; nil when absent or null.
+	rawID, rawText, rawTimestamp, rawLocal json.RawMessage
+	// ls is the livestream metadata (activity.Livestream), read once.
+	ls      activity.Livestream
+	isLS    bool
 	id      string
 	cid     string
 	role    string
@@ -40,6 +43,9 @@ type record struct {
 	uiDone bool
 	sid    string
 	shown  bool
+	// Interned id, clientActivityID and session id for the keys walk.
+	symDone               bool
+	idSym, cidSym, sidSym int32
 	// ghost marks a revision deleted from the store but still in the UI list (gen-c).
 	ghost bool
 }
@@ -54,8 +60,8 @@ func (r *record) name() string {
 // ui returns the livestream session id (or "") and the visibility of this revision, computed once.
 func (r *record) ui() (sid string, shown bool) {
 	if !r.uiDone {
-		if ls, ok := r.act.Livestream(); ok {
-			r.sid = ls.SessionID
+		if r.isLS {
+			r.sid = r.ls.SessionID
 		}
 		r.shown = visible(r)
 		r.uiDone = true
@@ -71,28 +77,73 @@ func (r *record) item() Item {
 // ErrNotObject is returned by Apply when an event's activity is not a JSON object.
 var ErrNotObject = errors.New("sortkeys: activity is not a JSON object")
 
-// decodeRecord parses an activity and applies Web Chat's normalisation on receipt
+// decodeRecord reads the members the model needs and applies Web Chat's normalisation on receipt
 // (WEBCHAT-ORDERING §3 step 1): null members are absent, and a missing role is inferred from
-// from.id and userID.
+// from.id and userID. The activity.Activity it builds carries what the activity package's
+// livestream and part-grouping readers look at (type, id, text, channelData, entities, the number
+// of attachments) plus from and replyToId; attachment entries themselves are not decoded.
 func decodeRecord(raw json.RawMessage, userID string) (*record, error) {
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 || t[0] != '{' {
 		return nil, ErrNotObject
 	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(t, &top); err != nil {
-		return nil, fmt.Errorf("sortkeys: %w", err)
-	}
-	for k, v := range top {
+	a := &activity.Activity{}
+	r := &record{raw: raw, act: a}
+	var bad error
+	err := eachMember(t, func(key string, v []byte) {
 		if isJSONNull(v) {
-			delete(top, k)
+			return
 		}
-	}
-	a, err := activity.Decode(t)
+		switch key {
+		case "type":
+			a.Type, _ = stringOf(v)
+		case "id":
+			r.rawID = v
+			a.ID, _ = stringOf(v)
+		case "text":
+			r.rawText = v
+			a.Text, _ = stringOf(v)
+		case "timestamp":
+			r.rawTimestamp = v
+		case "localTimestamp":
+			r.rawLocal = v
+		case "replyToId":
+			a.ReplyToID, _ = stringOf(v)
+		case "from":
+			from := &activity.ChannelAccount{}
+			if eachMember(v, func(k string, fv []byte) {
+				switch k {
+				case "id":
+					from.ID, _ = stringOf(fv)
+				case "role":
+					from.Role, _ = stringOf(fv)
+				}
+			}) == nil {
+				a.From = from
+			}
+		case "channelData":
+			cd := map[string]json.RawMessage{}
+			if eachMember(v, func(k string, cv []byte) { cd[k] = cv }) == nil {
+				a.ChannelData = cd
+			}
+		case "entities":
+			if e := eachElement(v, func(ev []byte) { a.Entities = append(a.Entities, ev) }); e != nil {
+				bad = e
+			}
+		case "attachments":
+			n := 0
+			if eachElement(v, func([]byte) { n++ }) == nil && n > 0 {
+				a.Attachments = make([]*activity.Attachment, n)
+			}
+		}
+	})
 	if err != nil {
-		return nil, fmt.Errorf("sortkeys: %w", err)
+		return nil, err
 	}
-	r := &record{raw: raw, act: a, top: top, id: a.ID, cid: a.ClientActivityID()}
+	if bad != nil {
+		return nil, bad
+	}
+	r.id, r.cid = a.ID, a.ClientActivityID()
 	switch {
 	case a.From == nil:
 		r.role = "channel"
@@ -107,12 +158,13 @@ func decodeRecord(raw json.RawMessage, userID string) (*record, error) {
 	}
 	if seq, ok := jsonNumber(a.ChannelData["webchat:sequence-id"]); ok {
 		r.ts = num(seq)
-	} else if ts, ok := top["timestamp"]; ok && isJSONString(ts) {
-		r.ts = num(jsDateValue(ts))
+	} else if isJSONString(r.rawTimestamp) {
+		r.ts = num(jsDateValue(r.rawTimestamp))
 	}
-	if l, ok := top["localTimestamp"]; ok {
-		r.lts = num(jsDateValue(l))
+	if r.rawLocal != nil {
+		r.lts = num(jsDateValue(r.rawLocal))
 	}
+	r.ls, r.isLS = a.Livestream()
 	return r, nil
 }
 
@@ -140,16 +192,7 @@ func jsonNumber(raw json.RawMessage) (float64, bool) {
 }
 
 // jsonString returns raw as a string when it is a JSON string.
-func jsonString(raw json.RawMessage) (string, bool) {
-	if !isJSONString(raw) {
-		return "", false
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
-}
+func jsonString(raw json.RawMessage) (string, bool) { return stringOf(bytes.TrimSpace(raw)) }
 
 // toNumber is JavaScript's ToNumber for a JSON value (undefined when raw is nil).
 func toNumber(raw json.RawMessage) float64 {

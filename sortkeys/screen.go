@@ -8,63 +8,97 @@ import (
 
 // keyWalk is the rendering layer's keyer (ActivityKeyerComposer.tsx; conformance README "From
 // order to screen" step 2). Records of the previous walk win over those of the current walk.
+//
+// Walks run after every event, so they avoid maps: ids, clientActivityIDs and session ids are
+// interned to small integers, and each record table is a slice of slots stamped with the walk
+// that wrote them, so starting a walk clears nothing.
 type keyWalk struct {
-	prevCid, prevID map[string]int
-	prevRev         map[int]int
-	nextKey         int
-	keys            []int // keys of the last walk, per UI list entry
+	syms map[string]int32
+	// prev and cur hold the records under clientActivityID (cid), activity or session id (id)
+	// and revision (rev), indexed by symbol or revision number.
+	prev, cur records
+	gen       uint32 // stamp of the current walk; the previous walk's is gen-1
+	nextKey   int
+	keys      []int // keys of the last walk, per UI list entry
 }
 
-func newKeyWalk() *keyWalk {
-	return &keyWalk{prevCid: map[string]int{}, prevID: map[string]int{}, prevRev: map[int]int{}}
+type slot struct {
+	gen uint32
+	key int32
 }
 
-func lookup(prev, cur map[string]int, k string) (int, bool) {
-	if v, ok := prev[k]; ok {
-		return v, true
+type records struct{ cid, id, rev []slot }
+
+func newKeyWalk() *keyWalk { return &keyWalk{syms: map[string]int32{}, gen: 2} }
+
+func (w *keyWalk) sym(s string) int32 {
+	if s == "" {
+		return 0
 	}
-	v, ok := cur[k]
-	return v, ok
+	if v, ok := w.syms[s]; ok {
+		return v
+	}
+	v := int32(len(w.syms) + 1)
+	w.syms[s] = v
+	return v
 }
 
-// run walks the UI list, assigning keys, and replaces the records.
+func get(tab []slot, i int32, gen uint32) (int, bool) {
+	if i <= 0 || int(i) >= len(tab) || tab[i].gen != gen {
+		return 0, false
+	}
+	return int(tab[i].key), true
+}
+
+func put(tab *[]slot, i int32, gen uint32, key int) {
+	if i <= 0 {
+		return
+	}
+	for int(i) >= len(*tab) {
+		*tab = append(*tab, slot{})
+	}
+	(*tab)[i] = slot{gen: gen, key: int32(key)}
+}
+
+// find looks a symbol up in the previous walk's table, then in the current one.
+func (w *keyWalk) find(prev, cur []slot, i int32) (int, bool) {
+	if k, ok := get(prev, i, w.gen-1); ok {
+		return k, true
+	}
+	return get(cur, i, w.gen)
+}
+
+// run walks the UI list, assigning keys, and replaces the previous walk's records.
 func (w *keyWalk) run(ui []*record) {
-	cid, id, rev := map[string]int{}, map[string]int{}, map[int]int{}
 	w.keys = w.keys[:0]
 	for _, r := range ui {
-		sid, _ := r.ui()
-		key, ok := 0, false
-		if r.cid != "" {
-			key, ok = lookup(w.prevCid, cid, r.cid)
+		if !r.symDone {
+			sid, _ := r.ui()
+			r.idSym, r.cidSym, r.sidSym = w.sym(r.id), w.sym(r.cid), w.sym(sid)
+			r.symDone = true
 		}
-		if !ok && sid != "" {
-			key, ok = lookup(w.prevID, id, sid)
-		}
-		if !ok && r.id != "" {
-			key, ok = lookup(w.prevID, id, r.id)
+		key, ok := w.find(w.prev.cid, w.cur.cid, r.cidSym)
+		if !ok {
+			key, ok = w.find(w.prev.id, w.cur.id, r.sidSym)
 		}
 		if !ok {
-			if key, ok = w.prevRev[r.rev]; !ok {
-				key, ok = rev[r.rev]
-			}
+			key, ok = w.find(w.prev.id, w.cur.id, r.idSym)
+		}
+		if !ok {
+			key, ok = w.find(w.prev.rev, w.cur.rev, int32(r.rev))
 		}
 		if !ok {
 			w.nextKey++
 			key = w.nextKey
 		}
-		if r.id != "" {
-			id[r.id] = key
-		}
-		if sid != "" {
-			id[sid] = key
-		}
-		if r.cid != "" {
-			cid[r.cid] = key
-		}
-		rev[r.rev] = key
+		put(&w.cur.id, r.idSym, w.gen, key)
+		put(&w.cur.id, r.sidSym, w.gen, key)
+		put(&w.cur.cid, r.cidSym, w.gen, key)
+		put(&w.cur.rev, int32(r.rev), w.gen, key)
 		w.keys = append(w.keys, key)
 	}
-	w.prevCid, w.prevID, w.prevRev = cid, id, rev
+	w.prev, w.cur = w.cur, w.prev
+	w.gen++
 }
 
 // bubbles applies steps 3 and 4 to the last walk: each key's bubble sits at its first entry and
@@ -97,15 +131,15 @@ func visible(r *record) bool {
 	a := r.act
 	switch a.Type {
 	case activity.TypeTyping:
-		if ls, ok := a.Livestream(); ok && ls.Kind == activity.LivestreamContentless {
+		if r.isLS && r.ls.Kind == activity.LivestreamContentless {
 			return false
 		}
 		return hasContent(a)
 	case activity.TypeMessage:
-		if _, ok := a.ChannelData["postBack"]; ok && truthy(a.ChannelData["postBack"]) {
+		if truthy(a.ChannelData["postBack"]) {
 			return false
 		}
-		if raw, ok := a.ChannelData["messageBack"]; ok && truthy(raw) {
+		if raw := a.ChannelData["messageBack"]; truthy(raw) {
 			var mb map[string]json.RawMessage
 			if json.Unmarshal(raw, &mb) != nil || !truthy(mb["displayText"]) {
 				return false
@@ -130,7 +164,7 @@ func truthy(raw json.RawMessage) bool {
 		return false
 	}
 	switch string(raw) {
-	case "null", "false", "0", `""`, "-0":
+	case "null", "false", `""`:
 		return false
 	}
 	if f, ok := jsonNumber(raw); ok {

@@ -1,0 +1,114 @@
+package sortkeys
+
+// sliceList is the straightforward reference for unitList: a slice, linear scans, and Web Chat's
+// comparator evaluated directly on every unit.
+type sliceList struct{ units []*unit }
+
+func (s *sliceList) Len() int { return len(s.units) }
+
+func (s *sliceList) Insert(u *unit, i int) {
+	s.units = append(s.units, nil)
+	copy(s.units[i+1:], s.units[i:])
+	s.units[i] = u
+}
+
+func (s *sliceList) Remove(u *unit) {
+	i := s.Index(u)
+	s.units = append(s.units[:i], s.units[i+1:]...)
+}
+
+func (s *sliceList) Index(u *unit) int {
+	for i, x := range s.units {
+		if x == u {
+			return i
+		}
+	}
+	panic("unit not in list")
+}
+
+func (s *sliceList) Refresh(*unit) {}
+
+func (s *sliceList) FirstGreater(q *unit) int {
+	for i, x := range s.units {
+		if greater(x, q) {
+			return i
+		}
+	}
+	return len(s.units)
+}
+
+func (s *sliceList) FirstSeqAbove(v float64, from int) int {
+	for i := from; i < len(s.units); i++ {
+		if s.units[i].seq > v {
+			return i
+		}
+	}
+	return len(s.units)
+}
+
+func (s *sliceList) At(i int) *unit { return s.units[i] }
+
+func (s *sliceList) Each(f func(*unit) bool) {
+	for _, u := range s.units {
+		if !f(u) {
+			return
+		}
+	}
+}
+
+// newReference replays with the slice list and, for gen-a and gen-b, literal scans in place of the
+// indexed neighbour and insertion searches.
+func newReference(opts Options) *Replay {
+	r := newReplayWith(opts, func() unitList { return &sliceList{} })
+	if g, ok := r.st.eng.(*genAB); ok {
+		g.beforeAfter = literalBeforeAfter(g.list)
+		g.insertAt = literalInsertAt(g.list, g.genB)
+	}
+	return r
+}
+
+// literalBeforeAfter is findBeforeAfter.ts over the whole list.
+func literalBeforeAfter(list unitList) func(map[*unit]struct{}, func(*unit) bool, func(*unit) bool) (*unit, *unit) {
+	return func(_ map[*unit]struct{}, matches, isBefore func(*unit) bool) (*unit, *unit) {
+		const unknown, before, after = 0, 1, 2
+		var lastValue *unit
+		last := unknown
+		for i := 0; i < list.Len(); i++ {
+			x := list.At(i)
+			cur := unknown
+			if matches(x) {
+				cur = after
+				if isBefore(x) {
+					cur = before
+				}
+			}
+			if ((last == before || last == unknown) && cur == after) || (last == before && cur != before) {
+				return lastValue, x
+			}
+			lastValue, last = x, cur
+		}
+		if last == before {
+			return lastValue, nil
+		}
+		return nil, nil
+	}
+}
+
+// literalInsertAt is the reducer's findIndex over the whole list.
+func literalInsertAt(list unitList, genB bool) func(*record) int {
+	return func(r *record) int {
+		for i := 0; i < list.Len(); i++ {
+			x := list.At(i).rec
+			if genB && x.ab.hasPos && r.ab.hasPos && x.ab.hasPartOf && r.ab.hasPartOf && x.ab.partOf == r.ab.partOf {
+				if x.ab.pos > r.ab.pos {
+					return i
+				}
+				continue
+			}
+			if seqKey(x.seq) > seqKey(r.seq) {
+				return i
+			}
+		}
+		return list.Len()
+	}
+}

@@ -1,0 +1,186 @@
+package sortkeys
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+)
+
+// A small JSON scanner: replaying a million activities must not pay for a full decode of each.
+// It walks an object's members and hands out raw values; it checks structure (balanced brackets,
+// terminated strings, ':' and ',') but leaves the inside of literals to whoever reads them.
+
+var errSyntax = errors.New("sortkeys: malformed JSON")
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func skipSpace(d []byte, i int) int {
+	for i < len(d) && isSpace(d[i]) {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the string starting at d[i] == '"', and whether it holds
+// an escape.
+func skipString(d []byte, i int) (int, bool, error) {
+	esc := false
+	for i++; i < len(d); i++ {
+		switch d[i] {
+		case '\\':
+			esc = true
+			i++
+		case '"':
+			return i + 1, esc, nil
+		}
+	}
+	return 0, false, errSyntax
+}
+
+// skipValue returns the index after the value starting at d[i].
+func skipValue(d []byte, i int) (int, error) {
+	if i >= len(d) {
+		return 0, errSyntax
+	}
+	switch d[i] {
+	case '"':
+		end, _, err := skipString(d, i)
+		return end, err
+	case '{', '[':
+		depth := 0
+		for ; i < len(d); i++ {
+			switch d[i] {
+			case '"':
+				end, _, err := skipString(d, i)
+				if err != nil {
+					return 0, err
+				}
+				i = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1, nil
+				}
+			}
+		}
+		return 0, errSyntax
+	}
+	start := i
+	for i < len(d) && !isSpace(d[i]) && d[i] != ',' && d[i] != '}' && d[i] != ']' {
+		i++
+	}
+	if i == start {
+		return 0, errSyntax
+	}
+	return i, nil
+}
+
+// eachMember calls f for every member of the object d (which must start with '{' after
+// whitespace). Keys are unescaped only when they contain an escape.
+func eachMember(d []byte, f func(key string, val []byte)) error {
+	i := skipSpace(d, 0)
+	if i >= len(d) || d[i] != '{' {
+		return errSyntax
+	}
+	i = skipSpace(d, i+1)
+	if i < len(d) && d[i] == '}' {
+		return trailing(d, i+1)
+	}
+	for {
+		if i >= len(d) || d[i] != '"' {
+			return errSyntax
+		}
+		end, esc, err := skipString(d, i)
+		if err != nil {
+			return err
+		}
+		key := string(d[i+1 : end-1])
+		if esc {
+			if key, err = strconv.Unquote(string(d[i:end])); err != nil {
+				var s string
+				if json.Unmarshal(d[i:end], &s) != nil {
+					return errSyntax
+				}
+				key = s
+			}
+		}
+		i = skipSpace(d, end)
+		if i >= len(d) || d[i] != ':' {
+			return errSyntax
+		}
+		i = skipSpace(d, i+1)
+		vend, err := skipValue(d, i)
+		if err != nil {
+			return err
+		}
+		f(key, d[i:vend])
+		i = skipSpace(d, vend)
+		if i >= len(d) {
+			return errSyntax
+		}
+		if d[i] == '}' {
+			return trailing(d, i+1)
+		}
+		if d[i] != ',' {
+			return errSyntax
+		}
+		i = skipSpace(d, i+1)
+	}
+}
+
+// eachElement calls f for every element of the array d.
+func eachElement(d []byte, f func(val []byte)) error {
+	i := skipSpace(d, 0)
+	if i >= len(d) || d[i] != '[' {
+		return errSyntax
+	}
+	i = skipSpace(d, i+1)
+	if i < len(d) && d[i] == ']' {
+		return trailing(d, i+1)
+	}
+	for {
+		end, err := skipValue(d, i)
+		if err != nil {
+			return err
+		}
+		f(d[i:end])
+		i = skipSpace(d, end)
+		if i >= len(d) {
+			return errSyntax
+		}
+		if d[i] == ']' {
+			return trailing(d, i+1)
+		}
+		if d[i] != ',' {
+			return errSyntax
+		}
+		i = skipSpace(d, i+1)
+	}
+}
+
+func trailing(d []byte, i int) error {
+	if skipSpace(d, i) != len(d) {
+		return errSyntax
+	}
+	return nil
+}
+
+// stringOf decodes a JSON string value; ok is false for any other value.
+func stringOf(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' {
+		return "", false
+	}
+	inner := v[1 : len(v)-1]
+	for _, c := range inner {
+		if c == '\\' || c < 0x20 {
+			var s string
+			if json.Unmarshal(v, &s) != nil {
+				return "", false
+			}
+			return s, true
+		}
+	}
+	return string(inner), true
+}
