@@ -164,30 +164,32 @@ func (s *Server) start(ctx context.Context, cred credential, p tokenParameters) 
 		return conv, true, err
 	}
 	id := cred.token.Conv
-	for {
-		var started bool
-		conv, err := s.store.UpdateConversation(ctx, id, func(cv *store.Conversation) error {
-			started = !cv.Started
-			cv.Started = true
-			if cv.UserID == "" {
-				cv.UserID = user
-			}
-			if p.Locale != "" && cv.Properties["locale"] == "" {
-				cv.Properties = cloneProps(cv.Properties)
-				cv.Properties["locale"] = p.Locale
-			}
-			return nil
-		})
-		if !errors.Is(err, store.ErrConversationNotFound) {
-			return conv, started, err
+	var started bool
+	markStarted := func(cv *store.Conversation) error {
+		started = !cv.Started
+		cv.Started = true
+		if cv.UserID == "" {
+			cv.UserID = user
 		}
-		// A valid token whose conversation is not in the store (the store was replaced): the
-		// token still names it, so create it.
-		conv, created, err := s.store.CreateConversation(ctx, store.Conversation{ID: id, Created: s.tokens.now().UTC(), UserID: user, Started: true, Properties: props})
-		if err != nil || created {
-			return conv, created, err
+		if p.Locale != "" && cv.Properties["locale"] == "" {
+			cv.Properties = cloneProps(cv.Properties)
+			cv.Properties["locale"] = p.Locale
 		}
+		return nil
 	}
+	conv, err := s.store.UpdateConversation(ctx, id, markStarted)
+	if !errors.Is(err, store.ErrConversationNotFound) {
+		return conv, started, err
+	}
+	// A valid token whose conversation is not in the store (for example a new data file): the
+	// token still names it, so create it.
+	conv, created, err := s.store.CreateConversation(ctx, store.Conversation{ID: id, Created: s.tokens.now().UTC(), UserID: user, Started: true, Properties: props})
+	if err != nil || created {
+		return conv, created, err
+	}
+	// Created concurrently by another start: start it like an existing one.
+	conv, err = s.store.UpdateConversation(ctx, id, markStarted)
+	return conv, started, err
 }
 
 func cloneProps(m map[string]string) map[string]string {

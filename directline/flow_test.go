@@ -410,3 +410,48 @@ func TestHistoryPaging(t *testing.T) {
 		t.Fatalf("past the end: %d activities, watermark %s", len(page), wm)
 	}
 }
+
+// TestStartOnce: concurrent starts with one token start the conversation exactly once (one 201,
+// the rest 200), also for a token whose conversation is not in the store yet.
+func TestStartOnce(t *testing.T) {
+	e := newEnv(t)
+	r := e.do(request{method: http.MethodPost, path: "/tokens/generate", auth: testSecret})
+	mustStatus(t, r, http.StatusOK)
+	var gen conversationResponse
+	r.decode(t, &gen)
+	unstored, _, err := e.srv.tokens.conversationToken("not-in-the-store", "u9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, token := range map[string]string{"generated": gen.Token, "unstored": unstored} {
+		t.Run(name, func(t *testing.T) {
+			const n = 8
+			statuses := make(chan int, n)
+			var wg sync.WaitGroup
+			for i := 0; i < n; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					req, _ := http.NewRequest(http.MethodPost, e.url("/conversations"), nil)
+					req.Header.Set("Authorization", "Bearer "+token)
+					resp, err := e.ts.Client().Do(req)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					resp.Body.Close()
+					statuses <- resp.StatusCode
+				}()
+			}
+			wg.Wait()
+			close(statuses)
+			count := map[int]int{}
+			for s := range statuses {
+				count[s]++
+			}
+			if count[http.StatusCreated] != 1 || count[http.StatusOK] != n-1 {
+				t.Fatalf("statuses %v, want one 201 and %d 200", count, n-1)
+			}
+		})
+	}
+}
