@@ -305,11 +305,7 @@ func (s *Store) ReadAfter(ctx context.Context, conversationID string, watermark 
 				out = append(out, e)
 			}
 		}
-		m, err := decodeMeta(cb.Get(keyMeta))
-		if err != nil {
-			return err
-		}
-		next = max(next, m.LastSeq)
+		// The end of the log is reached: next is its last seq (LastSeq) or the watermark.
 		return nil
 	})
 	if err != nil {
