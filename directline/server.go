@@ -197,7 +197,16 @@ func (s *Server) routes(origins []string) *echo.Echo {
 		ExposeHeaders: []string{"retry-after"},
 		MaxAge:        600,
 	}))
-	e.Use(middleware.Recover())
+	// A panic becomes an error returned up the chain, so the logger records the 500 and CORS
+	// headers stay on the answer.
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
+		DisableStackAll:     true,
+		DisableErrorHandler: true,
+		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+			s.log.Error("panic while serving a request", "path", c.Request().URL.Path, "err", err, "stack", string(stack))
+			return err
+		},
+	}))
 	e.Use(s.deadlines)
 
 	g := e.Group(BasePath)
