@@ -455,3 +455,23 @@ func TestStartOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestPublicURLWithPrefix: behind a reverse proxy with a path prefix and TLS, every absolute URL the
+// service hands out uses the public base: wss:// stream URLs, serviceUrl and download links.
+func TestPublicURLWithPrefix(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.PublicURL = "https://chat.example.com/dl/" })
+	conv := e.startConversation("u1")
+	if want := "wss://chat.example.com/dl/v3/directline/conversations/" + conv.ConversationID + "/stream?watermark=-&t="; !strings.HasPrefix(conv.StreamURL, want) {
+		t.Fatalf("streamUrl %s, want prefix %s", conv.StreamURL, want)
+	}
+	r := e.do(request{method: http.MethodPost, path: "/conversations/" + conv.ConversationID + "/upload", auth: conv.Token, body: "x", header: map[string]string{"Content-Type": "text/plain"}})
+	mustStatus(t, r, http.StatusOK)
+	acts, _ := e.history(conv.Token, conv.ConversationID, "")
+	if acts[0]["serviceUrl"] != "https://chat.example.com/dl/" {
+		t.Fatalf("serviceUrl %v", acts[0]["serviceUrl"])
+	}
+	link := acts[0]["attachments"].([]any)[0].(map[string]any)["contentUrl"].(string)
+	if want := "https://chat.example.com/dl/v3/directline/conversations/" + conv.ConversationID + "/attachments/"; !strings.HasPrefix(link, want) {
+		t.Fatalf("contentUrl %s, want prefix %s", link, want)
+	}
+}
