@@ -250,3 +250,25 @@ func TestDownloadLinkExpires(t *testing.T) {
 		t.Fatalf("expired link: %s", got.body)
 	}
 }
+
+// TestUploadJSONActivityPart: an activity part sent as application/json (named "activity") is the
+// activity too, and a file part without Content-Type is stored as application/octet-stream.
+func TestUploadJSONActivityPart(t *testing.T) {
+	e := newEnv(t)
+	conv := e.startConversation("u1")
+	body := multipartBody("B",
+		[2]string{`Content-Disposition: form-data; name="activity"` + "\r\nContent-Type: application/json", `{"type":"message","text":"with json part"}`},
+		[2]string{`Content-Disposition: form-data; name="file"; filename="raw.bin"`, "bytes"})
+	r := e.do(request{method: http.MethodPost, path: "/conversations/" + conv.ConversationID + "/upload", auth: conv.Token, body: body,
+		header: map[string]string{"Content-Type": "multipart/form-data; boundary=B"}})
+	mustStatus(t, r, http.StatusOK)
+	acts, _ := e.history(conv.Token, conv.ConversationID, "")
+	att := acts[0]["attachments"].([]any)[0].(map[string]any)
+	if acts[0]["text"] != "with json part" || att["name"] != "raw.bin" || att["contentType"] != "application/octet-stream" {
+		t.Fatalf("activity %v", acts[0])
+	}
+	got := fetch(t, e, att["contentUrl"].(string))
+	if got.status != http.StatusOK || string(got.body) != "bytes" {
+		t.Fatalf("download %d %q", got.status, got.body)
+	}
+}
