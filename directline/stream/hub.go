@@ -149,10 +149,9 @@ func NewHub(h History, opts Options) *Hub {
 	}
 	hub.ctx, hub.cancel = context.WithCancel(context.Background())
 	hub.upgrader = websocket.Upgrader{
-		// Client frames are empty keep-alives; the HTTP server's read buffer is reused
-		// (ReadBufferSize 0) and write buffers are pooled, so an idle stream holds none.
-		WriteBufferSize:  writeBufferSize,
-		WriteBufferPool:  &sync.Pool{},
+		// Buffer sizes 0 and no pool: the connection reuses the 4 KiB read and write buffers
+		// the HTTP server allocated for it, which the server keeps referenced after the
+		// hijack anyway, so an idle stream holds no other buffer.
 		CheckOrigin:      opts.CheckOrigin,
 		HandshakeTimeout: opts.WriteTimeout,
 	}

@@ -26,8 +26,6 @@ const (
 )
 
 const (
-	// writeBufferSize is the size of the pooled buffers frames are written through.
-	writeBufferSize = 8 << 10
 	// maxClientFrame bounds client frames, which are empty keep-alives in practice.
 	maxClientFrame = 4 << 10
 	// closeGrace is how long the server waits for the client's close reply.

@@ -338,13 +338,21 @@ func TestShutdownClosesWithReconnectCode(t *testing.T) {
 	e := newEnv(t, Options{}, false)
 	a := e.dial(q("c"), 1)
 	b := e.dial(q("d"), 2)
+	codes := make([]int, 2)
+	var wg sync.WaitGroup
+	for i, ws := range []*websocket.Conn{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i] = closeCode(t, ws) // reading answers the close frame, as browsers do
+		}()
+	}
 	if err := e.hub.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	for _, ws := range []*websocket.Conn{a, b} {
-		if code := closeCode(t, ws); code != CloseServiceRestart {
-			t.Fatalf("close code %d, want %d", code, CloseServiceRestart)
-		}
+	wg.Wait()
+	if codes[0] != CloseServiceRestart || codes[1] != CloseServiceRestart {
+		t.Fatalf("close codes %v, want %d", codes, CloseServiceRestart)
 	}
 	if n := e.hub.Connections(); n != 0 {
 		t.Fatalf("connections after shutdown %d", n)
