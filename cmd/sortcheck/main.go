@@ -26,9 +26,11 @@
 //	--conversation ID            conversation id (with --live)
 //	--secret S, --token T        credential for --live (sent as a Bearer token)
 //
-// Exit status: 0 when there is no MUST and no DROP-or-MISPLACE finding (SHOULD findings alone
-// are clean), 1 when there is at least one, 2 for usage or input errors (the message names the
-// input line and the reason).
+//	--fail-on LEVEL              which findings make the exit status 1: must (default), misplace
+//	                             (MUST or DROP-or-MISPLACE) or should (any finding)
+//
+// Exit status: 0 when the log is clean (no finding at the --fail-on level), 1 when it has at least
+// one, 2 for usage or input errors (the message names the input line and the reason).
 package main
 
 import (
@@ -63,6 +65,7 @@ type config struct {
 	jsonOut, live, progress, screen   bool
 	base, secret, token, conversation string
 	maxPerRule                        int
+	failOn                            string
 	// profileSet and userIDSet: the flag was given, so it wins over a vector's value.
 	profileSet, userIDSet bool
 }
@@ -123,7 +126,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sortcheck:", err)
 		return exitUsage
 	}
-	if rep.Count(findings.Must) > 0 || rep.Count(findings.DropOrMisplace) > 0 {
+	failing := rep.Count(findings.Must)
+	if cfg.failOn != "must" {
+		failing += rep.Count(findings.DropOrMisplace)
+	}
+	if cfg.failOn == "should" {
+		failing += rep.Count(findings.Should)
+	}
+	if failing > 0 {
 		return exitFindings
 	}
 	return exitClean
@@ -136,6 +146,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.profile, "profile", string(sortkeys.GenC), "Web Chat generation: gen-a, gen-b or gen-c")
 	fs.StringVar(&cfg.userID, "user-id", "", "user id Web Chat was started with")
 	fs.BoolVar(&cfg.jsonOut, "json", false, "print one JSON document")
+	fs.StringVar(&cfg.failOn, "fail-on", "must", "findings that make the exit status 1: must, misplace or should")
 	fs.StringVar(&cfg.html, "html", "", "write a self-contained HTML picture of both orders to this file")
 	fs.IntVar(&cfg.maxPerRule, "max-per-rule", 50, "list at most this many findings per rule (0 = all)")
 	fs.BoolVar(&cfg.screen, "screen", true, "print the predicted screen table")
@@ -160,6 +171,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 			cfg.userIDSet = true
 		}
 	})
+	switch cfg.failOn {
+	case "must", "misplace", "should":
+	default:
+		return nil, fmt.Errorf("--fail-on must be must, misplace or should, not %q", cfg.failOn)
+	}
 	if cfg.maxPerRule < 0 {
 		return nil, errors.New("--max-per-rule must be >= 0")
 	}

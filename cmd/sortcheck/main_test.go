@@ -133,7 +133,7 @@ func TestInputFormats(t *testing.T) {
 				t.Errorf("first row %+v", s)
 			}
 
-			bad := runWith(t, tc.input(misplacedActivities), "--json")
+			bad := runWith(t, tc.input(misplacedActivities), "--json", "--fail-on", "misplace")
 			if bad.code != exitFindings {
 				t.Fatalf("misplaced log: exit %d\n%s%s", bad.code, bad.stdout, bad.stderr)
 			}
@@ -153,7 +153,7 @@ func TestInputFormats(t *testing.T) {
 }
 
 func TestTextOutput(t *testing.T) {
-	res := runWith(t, jsonLines(misplacedActivities))
+	res := runWith(t, jsonLines(misplacedActivities), "--fail-on", "misplace")
 	if res.code != exitFindings {
 		t.Fatalf("exit %d", res.code)
 	}
@@ -193,7 +193,11 @@ func TestExitCodes(t *testing.T) {
 		{"clean", jsonLines(cleanActivities), []string{"--user-id", "u-user"}, exitClean},
 		{"only SHOULD findings", shouldOnly, nil, exitClean},
 		{"MUST finding", mustOnly, nil, exitFindings},
-		{"DROP-or-MISPLACE finding", jsonLines(misplacedActivities), nil, exitFindings},
+		{"DROP-or-MISPLACE finding is clean by default", jsonLines(misplacedActivities), nil, exitClean},
+		{"DROP-or-MISPLACE finding with --fail-on misplace", jsonLines(misplacedActivities), []string{"--fail-on", "misplace"}, exitFindings},
+		{"SHOULD finding with --fail-on should", shouldOnly, []string{"--fail-on", "should"}, exitFindings},
+		{"MUST finding with --fail-on should", mustOnly, []string{"--fail-on", "should"}, exitFindings},
+		{"unknown --fail-on", mustOnly, []string{"--fail-on", "never"}, exitUsage},
 		{"invalid JSON", "{", nil, exitUsage},
 		{"empty input", "\n", nil, exitUsage},
 		{"unknown flag", "", []string{"--nope"}, exitUsage},
@@ -222,7 +226,7 @@ func TestProfilesAndFileArgument(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"gen-a", "gen-b", "gen-c"} {
-		res := runWith(t, "", "--json", "--profile", p, path)
+		res := runWith(t, "", "--json", "--fail-on", "misplace", "--profile", p, path)
 		if res.code != exitFindings {
 			t.Fatalf("%s: exit %d: %s", p, res.code, res.stderr)
 		}
@@ -294,7 +298,7 @@ func TestJSONShape(t *testing.T) {
 func TestHTMLIsSelfContainedAndWellFormed(t *testing.T) {
 	for _, profile := range []string{"gen-c", "gen-a"} {
 		path := filepath.Join(t.TempDir(), "out.html")
-		res := runWith(t, jsonLines(append(misplacedActivities, `{"type":"message","id":"d","timestamp":"2024-05-01T10:00:12.000Z","from":{"id":"bot","role":"bot"},"text":"<b>&amp; \"quoted\"</b>"}`)), "--html", path, "--profile", profile)
+		res := runWith(t, jsonLines(append(misplacedActivities, `{"type":"message","id":"d","timestamp":"2024-05-01T10:00:12.000Z","from":{"id":"bot","role":"bot"},"text":"<b>&amp; \"quoted\"</b>"}`)), "--html", path, "--fail-on", "misplace", "--profile", profile)
 		if res.code != exitFindings {
 			t.Fatalf("exit %d: %s", res.code, res.stderr)
 		}
@@ -395,7 +399,7 @@ func TestLive(t *testing.T) {
 			srv := newServer(tc.withLog)
 			defer srv.Close()
 			paged, logAsked = nil, false
-			res := runWith(t, "", append([]string{"--live", "--base", srv.URL + "/", "--conversation", "conv1", "--json"}, tc.cred...)...)
+			res := runWith(t, "", append([]string{"--live", "--fail-on", "misplace", "--base", srv.URL + "/", "--conversation", "conv1", "--json"}, tc.cred...)...)
 			if res.code != exitFindings {
 				t.Fatalf("exit %d: %s", res.code, res.stderr)
 			}
