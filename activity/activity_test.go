@@ -229,3 +229,12 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func TestEncodeDoesNotEscapeHTML(t *testing.T) {
+	_, out := roundTrip(t, `{"type":"message","text":"<b>a & b</b>","from":{"id":"<u>"},"channelData":{"k":"<x>"}}`)
+	for _, want := range []string{`"text":"<b>a & b</b>"`, `"id":"<u>"`, `"k":"<x>"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%s missing from %s", want, out)
+		}
+	}
+}

@@ -119,9 +119,21 @@ func (w *objectWriter) key(name string) {
 		w.buf.WriteByte(',')
 	}
 	w.n++
-	k, _ := json.Marshal(name)
+	k, _ := marshal(name)
 	w.buf.Write(k)
 	w.buf.WriteByte(':')
+}
+
+// marshal is json.Marshal without HTML escaping, so "<", ">" and "&" come back as the sender
+// wrote them rather than as \u003c escapes.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 func (w *objectWriter) str(name, v string) {
@@ -130,7 +142,7 @@ func (w *objectWriter) str(name, v string) {
 		return
 	}
 	w.key(name)
-	b, _ := json.Marshal(v)
+	b, _ := marshal(v)
 	w.buf.Write(b)
 }
 
@@ -139,7 +151,7 @@ func (w *objectWriter) value(name string, v any) {
 	if w.err != nil {
 		return
 	}
-	b, err := json.Marshal(v)
+	b, err := marshal(v)
 	if err != nil {
 		w.err = err
 		return
