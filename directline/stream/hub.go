@@ -213,7 +213,8 @@ func (h *Hub) OnCommit(conversationID string, entries []store.Entry) {
 // Subscribe registers a transport-independent subscriber: it receives the conversation's history
 // after watermark (all of it when hasWatermark is false) and then every committed entry, as
 // frames from Subscription.Next. It returns ErrShutdown after Shutdown. The conversation is not
-// checked: callers authorise it first.
+// checked: callers authorise it first. The caller must Close the subscription when done with it;
+// one that is not read is dropped as a slow consumer once Options.QueueSize entries wait.
 func (h *Hub) Subscribe(conversationID string, watermark uint64, hasWatermark bool) (*Subscription, error) {
 	s := newSubscription(h, conversationID, watermark, hasWatermark)
 	s.notify = make(chan struct{}, 1)

@@ -249,7 +249,12 @@ func (s *Subscription) readHistory(ctx context.Context) error {
 		s.ready = append(s.ready, it)
 		last = e.Seq
 	}
-	s.readFrom = max(s.readFrom, wm, last)
+	next := max(s.readFrom, wm, last)
+	if next == s.readFrom {
+		// A page that does not move the watermark would be read again forever.
+		s.replayed = true
+	}
+	s.readFrom = next
 	s.prune()
 	return nil
 }
