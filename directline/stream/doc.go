@@ -27,7 +27,12 @@
 // Without a watermark in the stream URL (DLJS sends "watermark=" on first connect; the hosted
 // service uses "watermark=-") the stream replays the whole history, exactly as watermark 0 does.
 // A client that connects right after starting a conversation therefore never misses the bot's
-// welcome or the echo of something it posted before the socket opened.
+// welcome or the echo of something it posted before the socket opened. A watermark beyond the
+// end of the log means what it says: entries up to it are never sent (GET activities agrees).
+//
+// One narrow case loses a typing activity: when it was committed before the history read but its
+// commit hook runs after a later entry was already sent from history. Nothing replayable is ever
+// lost or repeated.
 //
 // # Close codes
 //
