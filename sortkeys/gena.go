@@ -41,16 +41,20 @@ type genAB struct {
 	byStream map[string]map[*unit]struct{} // gen-a: by streamKey; gen-b: by session id
 	finals   map[string]int                // gen-b: stored final activities per session
 	byPart   map[string]map[*unit]struct{} // gen-b: units with a part-of and a numeric position
-	nextLid  int
+	// heads caches the first member (in list order) of each byStream group. The list never
+	// reorders the units it holds, so the head only changes when a member arrives before it or
+	// the head itself leaves.
+	heads   map[string]*unit
+	nextLid int
 	// beforeAfter and insertAt are the indexed searches; the tests swap in literal scans.
-	beforeAfter func(group map[*unit]struct{}, matches, isBefore func(*unit) bool) (before, after *unit)
+	beforeAfter func(key string, group map[*unit]struct{}, matches, isBefore func(*unit) bool) (before, after *unit)
 	insertAt    func(r *record) int
 }
 
 func newGenAB(list unitList, genB bool) *genAB {
 	g := &genAB{genB: genB, list: list, byCid: map[string]map[*unit]struct{}{},
 		byID: map[string]map[*unit]struct{}{}, byStream: map[string]map[*unit]struct{}{},
-		finals: map[string]int{}, byPart: map[string]map[*unit]struct{}{}}
+		finals: map[string]int{}, byPart: map[string]map[*unit]struct{}{}, heads: map[string]*unit{}}
 	g.beforeAfter = g.findBeforeAfter
 	g.insertAt = g.insertionIndex
 	return g
@@ -86,9 +90,19 @@ func (g *genAB) index(u *unit, add bool) {
 	if r.id != "" {
 		op(g.byID, r.id, u)
 	}
+	stream := func(k string) {
+		op(g.byStream, k, u)
+		h := g.heads[k]
+		switch {
+		case !add && h == u:
+			delete(g.heads, k)
+		case add && h != nil && g.list.Index(u) < g.list.Index(h):
+			g.heads[k] = u
+		}
+	}
 	if g.genB {
 		if r.ab.isLS {
-			op(g.byStream, r.ab.ls.sessionID, u)
+			stream(r.ab.ls.sessionID)
 			if r.ab.ls.final {
 				if add {
 					g.finals[r.ab.ls.sessionID]++
@@ -101,7 +115,7 @@ func (g *genAB) index(u *unit, add bool) {
 			op(g.byPart, r.ab.partOf, u)
 		}
 	} else if r.ab.streamKey != "" {
-		op(g.byStream, r.ab.streamKey, u)
+		stream(r.ab.streamKey)
 	}
 }
 
@@ -148,16 +162,19 @@ func (g *genAB) patch(r *record) {
 		return
 	}
 	var group map[*unit]struct{}
+	var key string
 	var matches, isBefore func(*unit) bool
 	if g.genB {
 		if r.ab.isLS {
-			group = g.byStream[r.ab.ls.sessionID]
+			key = r.ab.ls.sessionID
+			group = g.byStream[key]
 			matches = func(x *unit) bool { return x.rec.ab.isLS && x.rec.ab.ls.sessionID == r.ab.ls.sessionID }
 			isBefore = func(x *unit) bool { return x.rec.ab.ls.seq < r.ab.ls.seq }
 		}
 	} else if t, ok := r.rawText, r.rawText != nil; ok && isJSONString(t) && r.act.Type == activity.TypeTyping {
 		if s, ok := jsonNumber(r.act.ChannelData["streamSequence"]); ok && r.ab.streamKey != "" {
-			group = g.byStream[r.ab.streamKey]
+			key = r.ab.streamKey
+			group = g.byStream[key]
 			matches = func(x *unit) bool {
 				return x.rec.act.Type == activity.TypeTyping && x.rec.ab.streamKey == r.ab.streamKey
 			}
@@ -167,7 +184,7 @@ func (g *genAB) patch(r *record) {
 	if matches == nil {
 		matches = func(*unit) bool { return false }
 	}
-	if before, after := g.beforeAfter(group, matches, isBefore); before != nil || after != nil {
+	if before, after := g.beforeAfter(key, group, matches, isBefore); before != nil || after != nil {
 		switch {
 		case before != nil && after != nil && g.genB:
 			r.seq = (before.rec.seq + after.rec.seq) / 2
@@ -193,17 +210,21 @@ func (g *genAB) patch(r *record) {
 // members of group are "before" or "after" and every other activity is "unknown": it stops at the
 // first "after", or at the first non-"before" following a "before", and returns the activity
 // preceding that point and the one at it.
-func (g *genAB) findBeforeAfter(group map[*unit]struct{}, _, isBefore func(*unit) bool) (before, after *unit) {
+func (g *genAB) findBeforeAfter(key string, group map[*unit]struct{}, _, isBefore func(*unit) bool) (before, after *unit) {
 	if len(group) == 0 {
 		return nil, nil
 	}
-	j := -1
-	for u := range group {
-		if i := g.list.Index(u); j < 0 || i < j {
-			j = i
+	first := g.heads[key]
+	if first == nil {
+		j := -1
+		for u := range group {
+			if i := g.list.Index(u); j < 0 || i < j {
+				j, first = i, u
+			}
 		}
+		g.heads[key] = first
 	}
-	first := g.list.At(j)
+	j := g.list.Index(first)
 	if !isBefore(first) {
 		if j > 0 {
 			return g.list.At(j - 1), first
@@ -245,8 +266,8 @@ func (g *genAB) upsert(r *record) {
 		}
 	}
 	u := &unit{kind: unitActivity, rec: r, seq: seqKey(r.seq)}
-	g.index(u, true)
 	g.list.Insert(u, g.insertAt(r))
+	g.index(u, true)
 }
 
 func (g *genAB) insertionIndex(r *record) int {

@@ -152,7 +152,7 @@ func (g *genC) upsert(r *record) {
 		entry = unit{kind: unitSession, key: sid, ts: s.ts}
 		r.unit = "livestream:" + sid
 	}
-	if gid, pos, ok := r.act.PartGrouping(); ok {
+	if gid, pos, ok := r.partGrouping(); ok {
 		gr := g.groups[gid]
 		if gr == nil {
 			gr = &grouping{}
@@ -232,6 +232,13 @@ func (g *genC) upsert(r *record) {
 		}
 	}
 	g.list.Insert(u, g.list.FirstGreater(u))
+}
+
+func (r *record) partGrouping() (string, *float64, bool) {
+	if !r.mayPartOf {
+		return "", nil, false
+	}
+	return r.act.PartGrouping()
 }
 
 // partListTimestamp is the grouping's logical timestamp: Math.max over the parts' defined

@@ -201,8 +201,8 @@ func jsDateValue(raw json.RawMessage) float64 {
 	}
 	switch t[0] {
 	case '"':
-		var s string
-		if json.Unmarshal(t, &s) != nil {
+		s, ok := stringOf(t)
+		if !ok {
 			return math.NaN()
 		}
 		return parseDate(s)

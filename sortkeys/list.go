@@ -112,15 +112,29 @@ func pull(n *unit) {
 			n.maxLtsUndef = n.lts.v
 		}
 	}
-	for _, c := range [2]*unit{n.left, n.right} {
-		if c == nil {
-			continue
-		}
-		n.size += c.size
-		n.maxTs = math.Max(n.maxTs, c.maxTs)
-		n.maxLtsUndef = math.Max(n.maxLtsUndef, c.maxLtsUndef)
-		n.maxLtsAll = math.Max(n.maxLtsAll, c.maxLtsAll)
-		n.maxSeq = math.Max(n.maxSeq, c.maxSeq)
+	if n.left != nil {
+		n.absorb(n.left)
+	}
+	if n.right != nil {
+		n.absorb(n.right)
+	}
+}
+
+// absorb folds a child's size and aggregates into n. Aggregates never hold NaN, so plain
+// comparisons do.
+func (n *unit) absorb(c *unit) {
+	n.size += c.size
+	if c.maxTs > n.maxTs {
+		n.maxTs = c.maxTs
+	}
+	if c.maxLtsUndef > n.maxLtsUndef {
+		n.maxLtsUndef = c.maxLtsUndef
+	}
+	if c.maxLtsAll > n.maxLtsAll {
+		n.maxLtsAll = c.maxLtsAll
+	}
+	if c.maxSeq > n.maxSeq {
+		n.maxSeq = c.maxSeq
 	}
 }
 

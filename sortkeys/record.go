@@ -20,6 +20,10 @@ type record struct {
 	act *activity.Activity
 	// Raw members as delivered; nil when absent or null.
 	rawID, rawText, rawTimestamp, rawLocal json.RawMessage
+	// Necessary conditions, found while scanning, for the entity readers to find anything: an
+	// entity mentioning streaminfo, isPartOf or abstract (or holding an escape). They spare
+	// the readers' full decode of every entity of every activity.
+	mayStreamInfo, mayPartOf, mayAbstract bool
 	// ls is the livestream metadata (activity.Livestream), read once.
 	ls      activity.Livestream
 	isLS    bool
@@ -127,7 +131,13 @@ func decodeRecord(raw json.RawMessage, userID string) (*record, error) {
 				a.ChannelData = cd
 			}
 		case "entities":
-			if e := eachElement(v, func(ev []byte) { a.Entities = append(a.Entities, ev) }); e != nil {
+			if e := eachElement(v, func(ev []byte) {
+				a.Entities = append(a.Entities, ev)
+				esc := bytes.IndexByte(ev, '\\') >= 0
+				r.mayStreamInfo = r.mayStreamInfo || esc || bytes.Contains(ev, []byte("streaminfo"))
+				r.mayPartOf = r.mayPartOf || esc || bytes.Contains(ev, []byte("isPartOf"))
+				r.mayAbstract = r.mayAbstract || esc || bytes.Contains(ev, []byte("abstract"))
+			}); e != nil {
 				bad = e
 			}
 		case "attachments":
@@ -164,7 +174,9 @@ func decodeRecord(raw json.RawMessage, userID string) (*record, error) {
 	if r.rawLocal != nil {
 		r.lts = num(jsDateValue(r.rawLocal))
 	}
-	r.ls, r.isLS = a.Livestream()
+	if _, ok := a.ChannelData["streamType"]; ok || r.mayStreamInfo {
+		r.ls, r.isLS = a.Livestream()
+	}
 	return r, nil
 }
 

@@ -134,7 +134,7 @@ func visible(r *record) bool {
 		if r.isLS && r.ls.Kind == activity.LivestreamContentless {
 			return false
 		}
-		return hasContent(a)
+		return hasContent(r)
 	case activity.TypeMessage:
 		if truthy(a.ChannelData["postBack"]) {
 			return false
@@ -145,14 +145,18 @@ func visible(r *record) bool {
 				return false
 			}
 		}
-		return hasContent(a)
+		return hasContent(r)
 	}
 	return false
 }
 
-func hasContent(a *activity.Activity) bool {
+func hasContent(r *record) bool {
+	a := r.act
 	if a.Text != "" || len(a.Attachments) > 0 {
 		return true
+	}
+	if !r.mayAbstract {
+		return false
 	}
 	me, err := a.MessageEntity()
 	return err == nil && me != nil && me.Abstract != ""
