@@ -121,6 +121,15 @@ type Store interface {
 	// in the result. A resend with a clientActivityID already in the conversation returns the
 	// original entry with Duplicate set and stores nothing (DESIGN invariant 6).
 	Append(ctx context.Context, conversationID string, a *activity.Activity) (AppendResult, error)
+	// AppendIf is Append with a precondition checked in the same write transaction, so that a
+	// rule spanning several activities (a sealed livestream, DESIGN invariant 10) holds under
+	// concurrent writers and survives a crash together with the entry. check runs after the
+	// clientActivityID dedupe (a duplicate returns the original without calling it) and before
+	// the seq is taken, on a copy of the conversation's metadata: an error from check aborts the
+	// append and is returned as is, nothing stored; changes check makes to Properties are stored
+	// with the entry (other fields are ignored). check runs inside the store's writer: it must be
+	// quick, must not call the store, and may run only once.
+	AppendIf(ctx context.Context, conversationID string, a *activity.Activity, check func(*Conversation) error) (AppendResult, error)
 	// Update appends a KindRevision entry replacing the activity with id activityID by revised,
 	// which keeps the original id, timestamp and sequence id. ErrActivityNotFound if there is no
 	// such (undeleted) activity.

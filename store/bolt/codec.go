@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/directline-go/directline/activity"
 	"github.com/directline-go/directline/store"
 )
@@ -15,10 +17,17 @@ import (
 //
 //	conversations/                top-level bucket, one sub-bucket per conversation id
 //	  <conversation id>/
-//	    meta                      key: the conversation's metadata as JSON (see meta)
-//	    log/                      8-byte big-endian seq → encoded log entry (see record)
+//	    meta                      key: the conversation's metadata as JSON (store.Conversation;
+//	                              its lastSeq member is not maintained, see last)
+//	    last                      key: 16 bytes, big-endian: last seq, and the timestamp of the
+//	                              newest activity in Unix ms, which the next Append must exceed
+//	                              (DESIGN invariant 2)
+//	    log/                      8-byte big-endian seq → encoded log record (see below)
 //	    clientids/                channelData.clientActivityID → 8-byte big-endian seq
 //	    attachments/              attachment id → encoded attachment (see encodeAttachment)
+//
+// The sequence state is kept apart from the JSON metadata because every append changes it: 16
+// bytes are cheap to read and write in the single writer goroutine, the JSON is not.
 //
 // There is no separate "activity id → seq" index: an activity id is "<conversationId>|<seq>"
 // (activity.FormatID), so the id itself names the log key of the activity's original record.
@@ -28,25 +37,55 @@ var (
 	bucketClientIDs     = []byte("clientids")
 	bucketAttachments   = []byte("attachments")
 	keyMeta             = []byte("meta")
+	keyLast             = []byte("last")
 )
 
-// meta is the stored form of a conversation's metadata: the store.Conversation members plus the
-// last activity timestamp, which the next Append must exceed (DESIGN invariant 2).
-type meta struct {
-	store.Conversation
-	// LastTimestampMs is the timestamp of the newest KindActivity entry in Unix milliseconds.
-	LastTimestampMs int64 `json:"lastTimestampMs"`
+// last is a conversation's sequence state.
+type last struct {
+	seq  uint64
+	tsMs int64
 }
 
-func decodeMeta(data []byte) (meta, error) {
-	var m meta
-	if err := json.Unmarshal(data, &m); err != nil {
-		return meta{}, fmt.Errorf("store/bolt: corrupt conversation metadata: %w", err)
+func decodeLast(v []byte) (last, error) {
+	if len(v) != 16 {
+		return last{}, errors.New("store/bolt: corrupt sequence state")
 	}
-	return m, nil
+	return last{seq: binary.BigEndian.Uint64(v), tsMs: int64(binary.BigEndian.Uint64(v[8:]))}, nil
 }
 
-func encodeMeta(m meta) ([]byte, error) { return json.Marshal(m) }
+func (l last) encode() []byte {
+	v := make([]byte, 16)
+	binary.BigEndian.PutUint64(v, l.seq)
+	binary.BigEndian.PutUint64(v[8:], uint64(l.tsMs))
+	return v
+}
+
+func decodeMeta(data []byte) (store.Conversation, error) {
+	var c store.Conversation
+	if err := json.Unmarshal(data, &c); err != nil {
+		return store.Conversation{}, fmt.Errorf("store/bolt: corrupt conversation metadata: %w", err)
+	}
+	return c, nil
+}
+
+func encodeMeta(c store.Conversation) ([]byte, error) {
+	c.LastSeq = 0
+	return json.Marshal(c)
+}
+
+// readConversation returns the metadata of the conversation in bucket cb.
+func readConversation(cb *bolt.Bucket) (store.Conversation, error) {
+	c, err := decodeMeta(cb.Get(keyMeta))
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	l, err := decodeLast(cb.Get(keyLast))
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	c.LastSeq = l.seq
+	return c, nil
+}
 
 func seqKey(seq uint64) []byte {
 	var k [8]byte

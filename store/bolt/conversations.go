@@ -36,7 +36,11 @@ func (s *Store) CreateConversation(ctx context.Context, c store.Conversation) (s
 	)
 	err := s.submit(ctx, func(b *batch) error {
 		if cs, err := b.conv(c.ID); err == nil {
-			stored = cloneConversation(cs.m.Conversation)
+			m, err := cs.metadata()
+			if err != nil {
+				return err
+			}
+			stored = cloneConversation(*m)
 			return nil
 		} else if !errors.Is(err, store.ErrConversationNotFound) {
 			return err
@@ -45,7 +49,8 @@ func (s *Store) CreateConversation(ctx context.Context, c store.Conversation) (s
 		if err != nil {
 			return fatal(err)
 		}
-		cs := &convState{id: c.ID, bucket: cb, m: meta{Conversation: c}, dirty: true}
+		m := cloneConversation(c)
+		cs := &convState{id: c.ID, bucket: cb, meta: &m, metaDirty: true, lastDirty: true}
 		for _, sub := range []struct {
 			name []byte
 			dst  **bolt.Bucket
@@ -72,8 +77,7 @@ func (s *Store) Conversation(ctx context.Context, id string) (store.Conversation
 		if err != nil {
 			return err
 		}
-		m, err := decodeMeta(cb.Get(keyMeta))
-		c = m.Conversation
+		c, err = readConversation(cb)
 		return err
 	})
 	if err != nil {
@@ -104,12 +108,15 @@ func (s *Store) UpdateConversation(ctx context.Context, id string, fn func(*stor
 			if err != nil {
 				return err
 			}
-			if !sameMetadata(cs.m.Conversation, cur) {
+			m, err := cs.metadata()
+			if err != nil {
+				return err
+			}
+			if !sameMetadata(*m, cur) {
 				return errConflict
 			}
-			next.LastSeq = cs.m.LastSeq
-			cs.m.Conversation = next
-			cs.dirty = true
+			next.LastSeq = cs.last.seq
+			cs.meta, cs.metaDirty = &next, true
 			stored = cloneConversation(next)
 			return nil
 		})
@@ -147,11 +154,11 @@ func (s *Store) Conversations(ctx context.Context, after string, limit int) ([]s
 			if v != nil {
 				continue // not a bucket
 			}
-			m, err := decodeMeta(root.Bucket(k).Get(keyMeta))
+			c, err := readConversation(root.Bucket(k))
 			if err != nil {
 				return err
 			}
-			out = append(out, m.Conversation)
+			out = append(out, c)
 		}
 		return nil
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 
 	bolt "go.etcd.io/bbolt"
@@ -23,6 +24,14 @@ import (
 // (invariant 6). Errors: store.ErrConversationNotFound, store.ErrClosed, ctx's error if it ends
 // before the request is queued, storage errors.
 func (s *Store) Append(ctx context.Context, conversationID string, a *activity.Activity) (store.AppendResult, error) {
+	return s.AppendIf(ctx, conversationID, a, nil)
+}
+
+// AppendIf is Append with a precondition run inside the write transaction (see store.Store):
+// check sees a copy of the conversation's metadata after the dedupe and before the seq is taken;
+// its error aborts the append, and its changes to Properties are written with the entry. A nil
+// check makes it Append.
+func (s *Store) AppendIf(ctx context.Context, conversationID string, a *activity.Activity, check func(*store.Conversation) error) (store.AppendResult, error) {
 	if a == nil {
 		return store.AppendResult{}, errors.New("store/bolt: nil activity")
 	}
@@ -64,8 +73,21 @@ func (s *Store) Append(ctx context.Context, conversationID string, a *activity.A
 				return nil
 			}
 		}
-		seq = c.m.LastSeq + 1
-		h.tsMs = max(s.nowMs(), c.m.LastTimestampMs+1)
+		if check != nil {
+			m, err := c.metadata()
+			if err != nil {
+				return err
+			}
+			cv := cloneConversation(*m)
+			if err := check(&cv); err != nil {
+				return err
+			}
+			if !maps.Equal(cv.Properties, m.Properties) {
+				m.Properties, c.metaDirty = cv.Properties, true
+			}
+		}
+		seq = c.last.seq + 1
+		h.tsMs = max(s.nowMs(), c.last.tsMs+1)
 		key := seqKey(seq)
 		if err := c.log.Put(key, encodeRecord(h, body)); err != nil {
 			return fatal(err)
@@ -75,7 +97,7 @@ func (s *Store) Append(ctx context.Context, conversationID string, a *activity.A
 				return fatal(err)
 			}
 		}
-		c.m.LastSeq, c.m.LastTimestampMs, c.dirty = seq, h.tsMs, true
+		c.last, c.lastDirty = last{seq: seq, tsMs: h.tsMs}, true
 		if hooked != nil {
 			stamp(hooked, conversationID, seq, h.tsMs)
 			b.emit(c, store.Entry{Seq: seq, Kind: store.KindActivity, Activity: hooked, Ephemeral: h.ephemeral()})
@@ -157,7 +179,7 @@ func (s *Store) Update(ctx context.Context, conversationID, activityID string, r
 		if err != nil {
 			return err
 		}
-		seq = c.m.LastSeq + 1
+		seq = c.last.seq + 1
 		h.tsMs = oh.tsMs
 		if err := c.log.Put(seqKey(seq), encodeRecord(h, body)); err != nil {
 			return fatal(err)
@@ -166,7 +188,7 @@ func (s *Store) Update(ctx context.Context, conversationID, activityID string, r
 		if err := c.log.Put(seqKey(oseq), withHeader(orig, oh)); err != nil {
 			return fatal(err)
 		}
-		c.m.LastSeq, c.dirty = seq, true
+		c.last.seq, c.lastDirty = seq, true
 		if hooked != nil {
 			stamp(hooked, conversationID, oseq, h.tsMs)
 			b.emit(c, store.Entry{Seq: seq, Kind: store.KindRevision, Activity: hooked, Ephemeral: h.ephemeral()})

@@ -58,16 +58,19 @@ type batch struct {
 	order []*convState
 }
 
-// convState caches a conversation's buckets and metadata for the duration of one batch; the
-// metadata is decoded once and written back once per batch.
+// convState caches a conversation's buckets and sequence state for the duration of one batch;
+// the state is read once and written back once per batch, the JSON metadata only when needed.
 type convState struct {
 	id          string
 	bucket      *bolt.Bucket
 	log         *bolt.Bucket
 	clientIDs   *bolt.Bucket
 	attachments *bolt.Bucket
-	m           meta
-	dirty       bool
+	last        last
+	lastDirty   bool
+	// meta is the decoded metadata once a request needed it (nil before).
+	meta      *store.Conversation
+	metaDirty bool
 	// entries are the batch's new entries for the commit hook, in seq order.
 	entries []store.Entry
 }
@@ -81,7 +84,7 @@ func (b *batch) conv(id string) (*convState, error) {
 	if cb == nil {
 		return nil, store.ErrConversationNotFound
 	}
-	m, err := decodeMeta(cb.Get(keyMeta))
+	l, err := decodeLast(cb.Get(keyLast))
 	if err != nil {
 		return nil, err
 	}
@@ -91,13 +94,26 @@ func (b *batch) conv(id string) (*convState, error) {
 		log:         cb.Bucket(bucketLog),
 		clientIDs:   cb.Bucket(bucketClientIDs),
 		attachments: cb.Bucket(bucketAttachments),
-		m:           m,
+		last:        l,
 	}
 	if c.log == nil || c.clientIDs == nil || c.attachments == nil {
 		return nil, errors.New("store/bolt: conversation " + id + " is missing a bucket")
 	}
 	b.convs[id] = c
 	return c, nil
+}
+
+// metadata returns the conversation's metadata, LastSeq included.
+func (c *convState) metadata() (*store.Conversation, error) {
+	if c.meta == nil {
+		m, err := decodeMeta(c.bucket.Get(keyMeta))
+		if err != nil {
+			return nil, err
+		}
+		c.meta = &m
+	}
+	c.meta.LastSeq = c.last.seq
+	return c.meta, nil
 }
 
 // emit records a new entry for the commit hook. Its activity must be the hook's own copy, so
@@ -109,18 +125,22 @@ func (b *batch) emit(c *convState, e store.Entry) {
 	c.entries = append(c.entries, e)
 }
 
-// flush writes back the metadata changed in this batch.
+// flush writes back the state changed in this batch.
 func (b *batch) flush() error {
 	for _, c := range b.convs {
-		if !c.dirty {
-			continue
+		if c.lastDirty {
+			if err := c.bucket.Put(keyLast, c.last.encode()); err != nil {
+				return err
+			}
 		}
-		v, err := encodeMeta(c.m)
-		if err != nil {
-			return err
-		}
-		if err := c.bucket.Put(keyMeta, v); err != nil {
-			return err
+		if c.metaDirty {
+			v, err := encodeMeta(*c.meta)
+			if err != nil {
+				return err
+			}
+			if err := c.bucket.Put(keyMeta, v); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

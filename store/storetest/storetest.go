@@ -56,6 +56,8 @@ func Run(t *testing.T, f Factory) {
 		{"Invariant9_Update_R12", testUpdate},
 		{"Delete_R12", testDelete},
 		{"CommitHook", testCommitHook},
+		{"AppendIf", testAppendIf},
+		{"AppendIfConcurrent", testAppendIfConcurrent},
 		{"Attachments", testAttachments},
 		{"UnknownConversation", testUnknownConversation},
 		{"Closed", testClosed},
