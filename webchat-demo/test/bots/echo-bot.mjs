@@ -21,126 +21,126 @@
 import http from 'node:http';
 import process from 'node:process';
 import {
-    ActivityHandler,
-    CloudAdapter,
-    ConfigurationBotFrameworkAuthentication,
-    MessageFactory,
+  ActivityHandler,
+  CloudAdapter,
+  ConfigurationBotFrameworkAuthentication,
+  MessageFactory,
 } from 'botbuilder';
 
 function emit(event) {
-    process.stdout.write(`echo-bot event ${JSON.stringify(event)}\n`);
+  process.stdout.write(`echo-bot event ${JSON.stringify(event)}\n`);
 }
 
 class EchoBot extends ActivityHandler {
-    constructor() {
-        super();
-        this.onTurn(async (context, next) => {
-            const { type, id, text } = context.activity;
-            emit({ event: 'activity', type, id, text });
-            await next();
-        });
-        this.onMembersAdded(async (context, next) => {
-            const { membersAdded, recipient } = context.activity;
-            emit({ event: 'membersAdded', membersAdded: membersAdded.map((m) => m.id), recipient: recipient?.id });
-            for (const member of membersAdded) {
-                if (member.id !== recipient?.id) {
-                    await context.sendActivity(MessageFactory.text(`Welcome, ${member.id}`));
-                }
-            }
-            await next();
-        });
-        this.onMessage(async (context, next) => {
-            const text = context.activity.text ?? '';
-            if (text === 'update-me') {
-                const sent = await context.sendActivity(MessageFactory.text('Update me: version 1'));
-                const revised = MessageFactory.text('Update me: version 2');
-                revised.id = sent.id;
-                const response = await context.updateActivity(revised);
-                emit({ event: 'updated', id: sent.id, response: response ?? null });
-            } else if (text === 'delete-me') {
-                const sent = await context.sendActivity(MessageFactory.text('Delete me: doomed'));
-                await context.deleteActivity(sent.id);
-                emit({ event: 'deleted', id: sent.id });
-                await context.sendActivity(MessageFactory.text('Delete me: deleted'));
-            } else {
-                await context.sendActivity(MessageFactory.text(`Echo: ${text}`));
-            }
-            await next();
-        });
-    }
+  constructor() {
+    super();
+    this.onTurn(async (context, next) => {
+      const { type, id, text } = context.activity;
+      emit({ event: 'activity', type, id, text });
+      await next();
+    });
+    this.onMembersAdded(async (context, next) => {
+      const { membersAdded, recipient } = context.activity;
+      emit({ event: 'membersAdded', membersAdded: membersAdded.map((m) => m.id), recipient: recipient?.id });
+      for (const member of membersAdded) {
+        if (member.id !== recipient?.id) {
+          await context.sendActivity(MessageFactory.text(`Welcome, ${member.id}`));
+        }
+      }
+      await next();
+    });
+    this.onMessage(async (context, next) => {
+      const text = context.activity.text ?? '';
+      if (text === 'update-me') {
+        const sent = await context.sendActivity(MessageFactory.text('Update me: version 1'));
+        const revised = MessageFactory.text('Update me: version 2');
+        revised.id = sent.id;
+        const response = await context.updateActivity(revised);
+        emit({ event: 'updated', id: sent.id, response: response ?? null });
+      } else if (text === 'delete-me') {
+        const sent = await context.sendActivity(MessageFactory.text('Delete me: doomed'));
+        await context.deleteActivity(sent.id);
+        emit({ event: 'deleted', id: sent.id });
+        await context.sendActivity(MessageFactory.text('Delete me: deleted'));
+      } else {
+        await context.sendActivity(MessageFactory.text(`Echo: ${text}`));
+      }
+      await next();
+    });
+  }
 }
 
 // nodeResponse gives node:http's ServerResponse the four methods CloudAdapter.process calls
 // (the Restify/Express shape it is written against).
 function nodeResponse(res) {
-    return {
-        socket: res.socket,
-        status(code) {
-            res.statusCode = code;
-        },
-        header(name, value) {
-            res.setHeader(name, value);
-        },
-        send(body) {
-            if (typeof body === 'string' || Buffer.isBuffer(body)) {
-                res.write(body);
-                return;
-            }
-            res.setHeader('Content-Type', 'application/json');
-            res.write(JSON.stringify(body));
-        },
-        end() {
-            res.end();
-        },
-    };
+  return {
+    socket: res.socket,
+    status(code) {
+      res.statusCode = code;
+    },
+    header(name, value) {
+      res.setHeader(name, value);
+    },
+    send(body) {
+      if (typeof body === 'string' || Buffer.isBuffer(body)) {
+        res.write(body);
+        return;
+      }
+      res.setHeader('Content-Type', 'application/json');
+      res.write(JSON.stringify(body));
+    },
+    end() {
+      res.end();
+    },
+  };
 }
 
 async function readJSON(req) {
-    const chunks = [];
-    for await (const chunk of req) {
-        chunks.push(chunk);
-    }
-    try {
-        return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    } catch {
-        // CloudAdapter.process answers 400 to a request without a parsed object body.
-        return undefined;
-    }
+  const chunks = [];
+  for await (const chunk of req) {
+    chunks.push(chunk);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    // CloudAdapter.process answers 400 to a request without a parsed object body.
+    return undefined;
+  }
 }
 
 async function listen() {
-    const auth = new ConfigurationBotFrameworkAuthentication({
-        MicrosoftAppId: '',
-        MicrosoftAppPassword: '',
-        MicrosoftAppType: 'MultiTenant',
-    });
-    const adapter = new CloudAdapter(auth);
-    adapter.onTurnError = async (context, error) => {
-        emit({ event: 'turnError', message: String(error?.message ?? error), stack: String(error?.stack ?? '') });
-        throw error;
-    };
-    const bot = new EchoBot();
+  const auth = new ConfigurationBotFrameworkAuthentication({
+    MicrosoftAppId: '',
+    MicrosoftAppPassword: '',
+    MicrosoftAppType: 'MultiTenant',
+  });
+  const adapter = new CloudAdapter(auth);
+  adapter.onTurnError = async (context, error) => {
+    emit({ event: 'turnError', message: String(error?.message ?? error), stack: String(error?.stack ?? '') });
+    throw error;
+  };
+  const bot = new EchoBot();
 
-    const server = http.createServer(async (req, res) => {
-        if (new URL(req.url, 'http://localhost').pathname !== '/api/messages') {
-            res.writeHead(404).end();
-            return;
-        }
-        req.body = await readJSON(req);
-        await adapter.process(req, nodeResponse(res), async (context) => {
-            await bot.run(context);
-            emit({ event: 'turnDone', type: context.activity.type, id: context.activity.id });
-        });
+  const server = http.createServer(async (req, res) => {
+    if (new URL(req.url, 'http://localhost').pathname !== '/api/messages') {
+      res.writeHead(404).end();
+      return;
+    }
+    req.body = await readJSON(req);
+    await adapter.process(req, nodeResponse(res), async (context) => {
+      await bot.run(context);
+      emit({ event: 'turnDone', type: context.activity.type, id: context.activity.id });
     });
-    server.listen(0, '127.0.0.1', () => {
-        const { port } = server.address();
-        process.stdout.write(`echo-bot listening on http://127.0.0.1:${port}/api/messages\n`);
-    });
-    const stop = () => server.close(() => process.exit(0));
-    process.on('SIGTERM', stop);
-    process.on('SIGINT', stop);
+  });
+  server.listen(0, '127.0.0.1', () => {
+    const { port } = server.address();
+    process.stdout.write(`echo-bot listening on http://127.0.0.1:${port}/api/messages\n`);
+  });
+  const stop = () => server.close(() => process.exit(0));
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
 }
 
 if (process.argv.includes('--listen')) {
-    await listen();
+  await listen();
 }
