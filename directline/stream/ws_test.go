@@ -437,3 +437,22 @@ func TestObserverConnectedAndDisconnected(t *testing.T) {
 		t.Fatalf("observer %+v", e.obs)
 	}
 }
+
+// A request that is not a WebSocket upgrade gets 400 and opens no stream.
+func TestPlainRequestRejected(t *testing.T) {
+	e := newEnv(t, Options{}, false)
+	resp, err := http.Get(e.srv.URL + "/stream?conv=c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("status %d, want 400", resp.StatusCode)
+	}
+	if n := e.hub.Connections(); n != 0 {
+		t.Fatalf("connections %d", n)
+	}
+	if n := e.hub.Subscribers("c"); n != 0 {
+		t.Fatalf("subscribers %d", n)
+	}
+}
