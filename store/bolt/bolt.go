@@ -102,8 +102,8 @@ func Open(path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// Close waits for the queued writes to commit and closes the file. Later calls, Close
-// included, return store.ErrClosed.
+// Close waits for the queued writes to commit (and their commit hook calls to return) and closes
+// the file. Later calls, Close included, return store.ErrClosed.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	if s.closed {

@@ -18,8 +18,9 @@ import (
 // the whole batch, and then bbolt's rollback takes every seq of the batch with it (DESIGN
 // invariant 1).
 //
-// Request functions run on the writer goroutine only, so they need no locking; caller code (such
-// as UpdateConversation's fn) never runs there.
+// Request functions run on the writer goroutine only, so they need no locking. The only caller
+// code that runs there is AppendIf's precondition, which must be quick; UpdateConversation's fn
+// runs on the caller's goroutine (optimistic concurrency, see UpdateConversation).
 
 // maxBatch bounds one transaction, so one commit's memory and latency stay bounded however long
 // the queue gets.
@@ -229,8 +230,8 @@ func (s *Store) linger(want int, d time.Duration) {
 	}
 }
 
-// commit runs one batch: all requests in one transaction, one fsync, then the commit hook per
-// conversation in seq order, then the callers are woken.
+// commit runs one batch: all requests in one transaction and one durable commit, then the commit
+// hook per conversation in seq order, then the callers are woken.
 func (s *Store) commit(reqs []*request) {
 	s.commits.Add(1)
 	b := &batch{s: s, convs: make(map[string]*convState)}
