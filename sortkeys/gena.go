@@ -130,17 +130,17 @@ func seqKey(v float64) float64 {
 func (g *genAB) prepare(r *record) {
 	g.nextLid++
 	r.lid = g.nextLid
-	cd := r.act.ChannelData
+	cd := &r.cd
 	if r.act.Type == activity.TypeTyping {
-		r.ab.streamKey = strictKey(cd["streamId"])
-		r.ab.streamSeq = toNumber(cd["streamSequence"])
+		r.ab.streamKey = strictKey(cd.streamID)
+		r.ab.streamSeq = toNumber(cd.streamSequence)
 	}
 	if g.genB {
 		r.ab.ls, r.ab.isLS = genBLivestream(r)
-		if f, ok := jsonNumber(cd["webchat:entity-position"]); ok {
+		if f, ok := jsonNumber(cd.entityPosition); ok {
 			r.ab.pos, r.ab.hasPos = f, true
 		}
-		if s, ok := jsonString(cd["webchat:entity-part-of"]); ok {
+		if s, ok := jsonString(cd.entityPartOf); ok {
 			r.ab.partOf, r.ab.hasPartOf = s, true
 		}
 		if pos, partOf, hasPos, hasPartOf := genBMessageEntity(r.act); hasPos || hasPartOf {
@@ -157,7 +157,7 @@ func (g *genAB) prepare(r *record) {
 
 // patch fills in webchat:sequence-id as patchActivity does.
 func (g *genAB) patch(r *record) {
-	if seq, ok := jsonNumber(r.act.ChannelData["webchat:sequence-id"]); ok {
+	if seq, ok := jsonNumber(r.cd.seqID); ok {
 		r.seq = seq
 		return
 	}
@@ -172,7 +172,7 @@ func (g *genAB) patch(r *record) {
 			isBefore = func(x *unit) bool { return x.rec.ab.ls.seq < r.ab.ls.seq }
 		}
 	} else if t, ok := r.rawText, r.rawText != nil; ok && isJSONString(t) && r.act.Type == activity.TypeTyping {
-		if s, ok := jsonNumber(r.act.ChannelData["streamSequence"]); ok && r.ab.streamKey != "" {
+		if s, ok := jsonNumber(r.cd.streamSequence); ok && r.ab.streamKey != "" {
 			key = r.ab.streamKey
 			group = g.byStream[key]
 			matches = func(x *unit) bool {

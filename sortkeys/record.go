@@ -41,6 +41,8 @@ type record struct {
 	seq float64
 	// unit names the sorting unit (Item.Unit).
 	unit string
+	// cd holds the channelData members the model reads.
+	cd channelData
 	// ab is what the gen-a/gen-b reducer reads.
 	ab abInfo
 	// uiDone says sid and shown hold the rendering layer's view of this revision.
@@ -52,6 +54,16 @@ type record struct {
 	idSym, cidSym, sidSym int32
 	// ghost marks a revision deleted from the store but still in the UI list (gen-c).
 	ghost bool
+}
+
+// channelData: raw members as sent (nil when absent; JSON null is kept, as Web Chat keeps it
+// inside channelData) and whether streamType is present.
+type channelData struct {
+	raw                                  json.RawMessage
+	seqID, cid, streamID, streamSequence json.RawMessage
+	entityPosition, entityPartOf         json.RawMessage
+	postBack, messageBack                json.RawMessage
+	streamType                           bool
 }
 
 func (r *record) name() string {
@@ -126,9 +138,30 @@ func decodeRecord(raw json.RawMessage, userID string) (*record, error) {
 				a.From = from
 			}
 		case "channelData":
-			cd := map[string]json.RawMessage{}
-			if eachMember(v, func(k string, cv []byte) { cd[k] = cv }) == nil {
-				a.ChannelData = cd
+			cd := &r.cd
+			if eachMember(v, func(k string, cv []byte) {
+				switch k {
+				case "webchat:sequence-id":
+					cd.seqID = cv
+				case "clientActivityID":
+					cd.cid = cv
+				case "streamType":
+					cd.streamType = true
+				case "streamId":
+					cd.streamID = cv
+				case "streamSequence":
+					cd.streamSequence = cv
+				case "webchat:entity-position":
+					cd.entityPosition = cv
+				case "webchat:entity-part-of":
+					cd.entityPartOf = cv
+				case "postBack":
+					cd.postBack = cv
+				case "messageBack":
+					cd.messageBack = cv
+				}
+			}) == nil {
+				cd.raw = v
 			}
 		case "entities":
 			if e := eachElement(v, func(ev []byte) {
@@ -153,7 +186,8 @@ func decodeRecord(raw json.RawMessage, userID string) (*record, error) {
 	if bad != nil {
 		return nil, bad
 	}
-	r.id, r.cid = a.ID, a.ClientActivityID()
+	r.id = a.ID
+	r.cid, _ = stringOf(r.cd.cid)
 	switch {
 	case a.From == nil:
 		r.role = "channel"
@@ -166,7 +200,7 @@ func decodeRecord(raw json.RawMessage, userID string) (*record, error) {
 	default:
 		r.role = "channel"
 	}
-	if seq, ok := jsonNumber(a.ChannelData["webchat:sequence-id"]); ok {
+	if seq, ok := jsonNumber(r.cd.seqID); ok {
 		r.ts = num(seq)
 	} else if isJSONString(r.rawTimestamp) {
 		r.ts = num(jsDateValue(r.rawTimestamp))
@@ -174,7 +208,14 @@ func decodeRecord(raw json.RawMessage, userID string) (*record, error) {
 	if r.rawLocal != nil {
 		r.lts = num(jsDateValue(r.rawLocal))
 	}
-	if _, ok := a.ChannelData["streamType"]; ok || r.mayStreamInfo {
+	if r.cd.streamType {
+		// Only livestream metadata needs channelData as a map.
+		a.ChannelData = map[string]json.RawMessage{}
+		if err := eachMember(r.cd.raw, func(k string, cv []byte) { a.ChannelData[k] = cv }); err != nil {
+			return nil, err
+		}
+	}
+	if r.cd.streamType || r.mayStreamInfo {
 		r.ls, r.isLS = a.Livestream()
 	}
 	return r, nil

@@ -136,10 +136,10 @@ func visible(r *record) bool {
 		}
 		return hasContent(r)
 	case activity.TypeMessage:
-		if truthy(a.ChannelData["postBack"]) {
+		if truthy(r.cd.postBack) {
 			return false
 		}
-		if raw := a.ChannelData["messageBack"]; truthy(raw) {
+		if raw := r.cd.messageBack; truthy(raw) {
 			var mb map[string]json.RawMessage
 			if json.Unmarshal(raw, &mb) != nil || !truthy(mb["displayText"]) {
 				return false
