@@ -151,6 +151,15 @@ func replayGo(profile sortkeys.Profile, events []sortkeys.Event) (checkpoints []
 // difference describes the first checkpoint where Node and the model disagree, or "" when
 // they agree. Node errors are reported by the caller.
 func difference(events []sortkeys.Event, node nodeResult, model [][]string, modelErr error) string {
+	markers := 0
+	for _, ev := range events {
+		if ev.Op == sortkeys.OpExpect {
+			markers++
+		}
+	}
+	if len(node.Checkpoints) != markers {
+		return fmt.Sprintf("node reported %d checkpoints for %d expect markers", len(node.Checkpoints), markers)
+	}
 	for k, want := range node.Checkpoints {
 		if k >= len(model) {
 			return fmt.Sprintf("checkpoint %d: model stopped: %v\n node:  %q", k+1, modelErr, want)
@@ -226,7 +235,9 @@ func TestRandomLogsAgreeWithWebChatCore(t *testing.T) {
 				model, err := replayGo(profile, events)
 				if d := difference(events, res, model, err); d != "" {
 					if len(failing) == 0 {
-						t.Errorf("%s (seed %d, %s): %s\n%s", logs[i].Name, *firstSeed+uint64(i), profile, d, shrinkReport(t, profile, logs[i]))
+						seed := *firstSeed + uint64(i)
+						t.Errorf("%s (seed %d, %s; rerun alone with -args -difftest.seed=%d -difftest.logs=1): %s\n%s",
+							logs[i].Name, seed, profile, seed, d, shrinkReport(t, profile, logs[i]))
 					}
 					failing = append(failing, logs[i].Name)
 				}
