@@ -97,7 +97,7 @@ var ErrNotObject = errors.New("sortkeys: activity is not a JSON object")
 // (WEBCHAT-ORDERING §3 step 1): null members are absent, and a missing role is inferred from
 // from.id and userID. The activity.Activity it builds carries what the activity package's
 // livestream and part-grouping readers look at (type, id, text, channelData, entities, the number
-// of attachments) plus from and replyToId; attachment entries themselves are not decoded.
+// of attachments) plus replyToId; from and attachment entries are not decoded.
 func decodeRecord(raw json.RawMessage, userID string) (*record, error) {
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 || t[0] != '{' {
@@ -106,13 +106,16 @@ func decodeRecord(raw json.RawMessage, userID string) (*record, error) {
 	a := &activity.Activity{}
 	r := &record{raw: raw, act: a}
 	var bad error
-	err := eachMember(t, func(key string, v []byte) {
+	var fromID []byte
+	var fromRole string
+	hasFrom := false
+	err := eachMember(t, func(key []byte, v []byte) {
 		if isJSONNull(v) {
 			return
 		}
-		switch key {
+		switch string(key) {
 		case "type":
-			a.Type, _ = stringOf(v)
+			a.Type, _ = internedOf(v)
 		case "id":
 			r.rawID = v
 			a.ID, _ = stringOf(v)
@@ -126,21 +129,18 @@ func decodeRecord(raw json.RawMessage, userID string) (*record, error) {
 		case "replyToId":
 			a.ReplyToID, _ = stringOf(v)
 		case "from":
-			from := &activity.ChannelAccount{}
-			if eachMember(v, func(k string, fv []byte) {
-				switch k {
+			hasFrom = eachMember(v, func(k []byte, fv []byte) {
+				switch string(k) {
 				case "id":
-					from.ID, _ = stringOf(fv)
+					fromID = fv
 				case "role":
-					from.Role, _ = stringOf(fv)
+					fromRole, _ = internedOf(fv)
 				}
-			}) == nil {
-				a.From = from
-			}
+			}) == nil
 		case "channelData":
 			cd := &r.cd
-			if eachMember(v, func(k string, cv []byte) {
-				switch k {
+			if eachMember(v, func(k []byte, cv []byte) {
+				switch string(k) {
 				case "webchat:sequence-id":
 					cd.seqID = cv
 				case "clientActivityID":
@@ -189,16 +189,19 @@ func decodeRecord(raw json.RawMessage, userID string) (*record, error) {
 	r.id = a.ID
 	r.cid, _ = stringOf(r.cd.cid)
 	switch {
-	case a.From == nil:
+	case !hasFrom:
 		r.role = "channel"
-	case a.From.Role != "":
-		r.role = a.From.Role
-	case a.From.ID != "" && a.From.ID == userID:
-		r.role = activity.RoleUser
-	case a.From.ID != "":
-		r.role = activity.RoleBot
+	case fromRole != "":
+		r.role = fromRole
 	default:
-		r.role = "channel"
+		switch fid, _ := stringOf(fromID); {
+		case fid != "" && fid == userID:
+			r.role = activity.RoleUser
+		case fid != "":
+			r.role = activity.RoleBot
+		default:
+			r.role = "channel"
+		}
 	}
 	if seq, ok := jsonNumber(r.cd.seqID); ok {
 		r.ts = num(seq)
@@ -211,7 +214,7 @@ func decodeRecord(raw json.RawMessage, userID string) (*record, error) {
 	if r.cd.streamType {
 		// Only livestream metadata needs channelData as a map.
 		a.ChannelData = map[string]json.RawMessage{}
-		if err := eachMember(r.cd.raw, func(k string, cv []byte) { a.ChannelData[k] = cv }); err != nil {
+		if err := eachMember(r.cd.raw, func(k []byte, cv []byte) { a.ChannelData[string(k)] = cv }); err != nil {
 			return nil, err
 		}
 	}

@@ -3,7 +3,6 @@ package sortkeys
 import (
 	"encoding/json"
 	"errors"
-	"strconv"
 )
 
 // A small JSON scanner: replaying a million activities must not pay for a full decode of each.
@@ -78,8 +77,8 @@ func skipValue(d []byte, i int) (int, error) {
 }
 
 // eachMember calls f for every member of the object d (which must start with '{' after
-// whitespace). Keys are unescaped only when they contain an escape.
-func eachMember(d []byte, f func(key string, val []byte)) error {
+// whitespace). Keys are unescaped only when they contain an escape; f must not keep key.
+func eachMember(d []byte, f func(key []byte, val []byte)) error {
 	i := skipSpace(d, 0)
 	if i >= len(d) || d[i] != '{' {
 		return errSyntax
@@ -96,15 +95,13 @@ func eachMember(d []byte, f func(key string, val []byte)) error {
 		if err != nil {
 			return err
 		}
-		key := string(d[i+1 : end-1])
+		key := d[i+1 : end-1]
 		if esc {
-			if key, err = strconv.Unquote(string(d[i:end])); err != nil {
-				var s string
-				if json.Unmarshal(d[i:end], &s) != nil {
-					return errSyntax
-				}
-				key = s
+			var s string
+			if json.Unmarshal(d[i:end], &s) != nil {
+				return errSyntax
 			}
+			key = []byte(s)
 		}
 		i = skipSpace(d, end)
 		if i >= len(d) || d[i] != ':' {
@@ -165,6 +162,26 @@ func trailing(d []byte, i int) error {
 		return errSyntax
 	}
 	return nil
+}
+
+// common holds strings that most activities share, so that reading them allocates nothing.
+var common = map[string]string{}
+
+func init() {
+	for _, s := range []string{"message", "typing", "event", "invoke", "conversationUpdate",
+		"endOfConversation", "trace", "user", "bot", "channel"} {
+		common[s] = s
+	}
+}
+
+// internedOf is stringOf for values that are usually one of the common strings.
+func internedOf(v []byte) (string, bool) {
+	if len(v) >= 2 && v[0] == '"' {
+		if s, ok := common[string(v[1:len(v)-1])]; ok {
+			return s, true
+		}
+	}
+	return stringOf(v)
 }
 
 // stringOf decodes a JSON string value; ok is false for any other value.
