@@ -37,36 +37,45 @@ type grouping struct {
 }
 
 type genC struct {
-	list     unitList
-	acts     map[int]*record // activityMap: local id → current revision
-	idMap    map[string]int  // activityIdToLocalIdMap
-	cidMap   map[string]int  // clientActivityIdToLocalIdMap
+	list unitList
+	// locals is indexed by local id (dense, from 1): the activityMap entry and where the local
+	// id sits.
+	locals   []local
+	idMap    map[string]int // activityIdToLocalIdMap
+	cidMap   map[string]int // clientActivityIdToLocalIdMap
 	sessions map[string]*session
 	groups   map[string]*grouping
 	// Handles of the main-list units by identity.
-	plainUnits   map[int]*unit
 	sessionUnits map[string]*unit
 	groupUnits   map[string]*unit
-	// Where a local id sits, for delete.
-	lidSessions map[int][]string
-	lidGroups   map[int][]string
-	nextLid     int
 	// ghosts keeps deleted revisions in the UI list: anchored after the local id that preceded
 	// them (anchor -1: the top).
 	ghosts map[int][]*record
 }
 
 func newGenC(list unitList) *genC {
-	return &genC{list: list, acts: map[int]*record{}, idMap: map[string]int{}, cidMap: map[string]int{},
-		sessions: map[string]*session{}, groups: map[string]*grouping{}, plainUnits: map[int]*unit{},
-		sessionUnits: map[string]*unit{}, groupUnits: map[string]*unit{}, lidSessions: map[int][]string{},
-		lidGroups: map[int][]string{}, ghosts: map[int][]*record{}}
+	return &genC{list: list, locals: make([]local, 1), idMap: map[string]int{}, cidMap: map[string]int{},
+		sessions: map[string]*session{}, groups: map[string]*grouping{},
+		sessionUnits: map[string]*unit{}, groupUnits: map[string]*unit{}, ghosts: map[int][]*record{}}
+}
+
+// local is what gen-c keeps per local id.
+type local struct {
+	// rec is the current revision (activityMap), nil once deleted.
+	rec *record
+	// plain is the main-list unit of the activity on its own, if it ever was one.
+	plain *unit
+	// sessions and groups the local id was upserted into, for delete.
+	sessions, groups []string
 }
 
 func (g *genC) newLid() int {
-	g.nextLid++
-	return g.nextLid
+	g.locals = append(g.locals, local{})
+	return len(g.locals) - 1
 }
+
+// act is activityMap.get(lid).
+func (g *genC) act(lid int) *record { return g.locals[lid].rec }
 
 // incoming is DIRECT_LINE/INCOMING_ACTIVITY (createGroupedActivitiesReducer.ts).
 func (g *genC) incoming(r *record) {
@@ -78,7 +87,7 @@ func (g *genC) incoming(r *record) {
 			lid, ok = g.idMap[r.id]
 		}
 		if ok {
-			if prev := g.acts[lid]; prev != nil {
+			if prev := g.act(lid); prev != nil {
 				r.lid = lid
 				r.pending = prev.pending
 				g.upsert(r)
@@ -89,7 +98,7 @@ func (g *genC) incoming(r *record) {
 		g.upsert(r)
 		return
 	}
-	if lid, ok := g.idMap[r.id]; ok && r.id != "" && g.acts[lid] != nil {
+	if lid, ok := g.idMap[r.id]; ok && r.id != "" && g.act(lid) != nil {
 		r.lid = lid
 	} else {
 		// An id-less activity gets a random id in Web Chat, hence its own unit.
@@ -108,7 +117,7 @@ func (g *genC) post(r *record) {
 // re-sorted by its own keys. Without a pending activity Web Chat's reducer throws; nothing changes.
 func (g *genC) fulfilled(cid string, echo *record) {
 	lid, ok := g.cidMap[cid]
-	if !ok || g.acts[lid] == nil {
+	if !ok || g.act(lid) == nil {
 		return
 	}
 	echo.lid = lid
@@ -124,7 +133,7 @@ func (g *genC) upsert(r *record) {
 			return // sealed: later activities for a concluded session are dropped
 		}
 	}
-	g.acts[r.lid] = r
+	g.locals[r.lid].rec = r
 	if r.id != "" {
 		g.idMap[r.id] = r.lid
 	}
@@ -148,7 +157,7 @@ func (g *genC) upsert(r *record) {
 		if s.finalized || first {
 			s.ts = r.ts
 		}
-		g.lidSessions[r.lid] = appendOnce(g.lidSessions[r.lid], sid)
+		g.locals[r.lid].sessions = appendOnce(g.locals[r.lid].sessions, sid)
 		entry = unit{kind: unitSession, key: sid, ts: s.ts}
 		r.unit = "livestream:" + sid
 	}
@@ -186,7 +195,7 @@ func (g *genC) upsert(r *record) {
 		}
 		gr.ts = partListTimestamp(gr.parts)
 		if !isLS {
-			g.lidGroups[r.lid] = appendOnce(g.lidGroups[r.lid], gid)
+			g.locals[r.lid].groups = appendOnce(g.locals[r.lid].groups, gid)
 		}
 		entry = unit{kind: unitGrouping, key: gid, ts: gr.ts}
 		r.unit = "howto:" + gid
@@ -195,10 +204,10 @@ func (g *genC) upsert(r *record) {
 	var u *unit
 	switch entry.kind {
 	case unitActivity:
-		u = g.plainUnits[r.lid]
+		u = g.locals[r.lid].plain
 		if u == nil {
 			u = &unit{kind: unitActivity}
-			g.plainUnits[r.lid] = u
+			g.locals[r.lid].plain = u
 		} else {
 			g.list.Remove(u)
 		}
@@ -225,7 +234,7 @@ func (g *genC) upsert(r *record) {
 	if entry.kind != unitActivity {
 		// A plain unit left behind for this local id (an activity that later joined a session or
 		// a grouping) compares by the current revision's localTimestamp.
-		if pu := g.plainUnits[r.lid]; pu != nil {
+		if pu := g.locals[r.lid].plain; pu != nil {
 			pu.rec = r
 			pu.lts = r.lts
 			g.list.Refresh(pu)
@@ -280,7 +289,7 @@ func appendOnce(list []string, s string) []string {
 // nothing is re-sorted.
 func (g *genC) delete(id string) {
 	lid, ok := g.idMap[id]
-	if !ok || g.acts[lid] == nil {
+	if !ok || g.act(lid) == nil {
 		return
 	}
 	uiBefore := g.uiList()
@@ -293,11 +302,11 @@ func (g *genC) delete(id string) {
 			break
 		}
 	}
-	gone := *g.acts[lid]
+	gone := *g.act(lid)
 	gone.ghost = true
 	g.ghosts[anchor] = append(g.ghosts[anchor], &gone)
 
-	delete(g.acts, lid)
+	g.locals[lid].rec = nil
 	for k, v := range g.idMap {
 		if v == lid {
 			delete(g.idMap, k)
@@ -308,7 +317,7 @@ func (g *genC) delete(id string) {
 			delete(g.cidMap, k)
 		}
 	}
-	for _, gid := range g.lidGroups[lid] {
+	for _, gid := range g.locals[lid].groups {
 		gr := g.groups[gid]
 		if gr == nil {
 			continue
@@ -338,8 +347,8 @@ func (g *genC) delete(id string) {
 			}
 		}
 	}
-	delete(g.lidGroups, lid)
-	for _, sid := range g.lidSessions[lid] {
+	g.locals[lid].groups = nil
+	for _, sid := range g.locals[lid].sessions {
 		s := g.sessions[sid]
 		if s == nil {
 			continue
@@ -388,10 +397,10 @@ func (g *genC) delete(id string) {
 			}
 		}
 	}
-	delete(g.lidSessions, lid)
-	if u := g.plainUnits[lid]; u != nil {
+	g.locals[lid].sessions = nil
+	if u := g.locals[lid].plain; u != nil {
 		g.list.Remove(u)
-		delete(g.plainUnits, lid)
+		g.locals[lid].plain = nil
 	}
 }
 
@@ -417,7 +426,7 @@ func (g *genC) each(f func(*record) bool) {
 			return true
 		}
 		for _, e := range s.entries {
-			if r := g.acts[e.lid]; r != nil && !f(r) {
+			if r := g.act(e.lid); r != nil && !f(r) {
 				return false
 			}
 		}
@@ -426,7 +435,7 @@ func (g *genC) each(f func(*record) bool) {
 	g.list.Each(func(u *unit) bool {
 		switch u.kind {
 		case unitActivity:
-			if r := g.acts[u.rec.lid]; r != nil {
+			if r := g.act(u.rec.lid); r != nil {
 				return f(r)
 			}
 			return true
@@ -442,7 +451,7 @@ func (g *genC) each(f func(*record) bool) {
 				if !emitSession(p.sid) {
 					return false
 				}
-			} else if r := g.acts[p.lid]; r != nil && !f(r) {
+			} else if r := g.act(p.lid); r != nil && !f(r) {
 				return false
 			}
 		}
@@ -454,11 +463,14 @@ func (g *genC) each(f func(*record) bool) {
 // place (conformance README "From order to screen" step 1).
 func (g *genC) uiList() []*record {
 	var out []*record
-	done := map[int]bool{}
+	var done map[int]bool
 	var emitGhosts func(anchor int)
 	emitGhosts = func(anchor int) {
 		if len(g.ghosts) == 0 || done[anchor] {
 			return
+		}
+		if done == nil {
+			done = map[int]bool{}
 		}
 		done[anchor] = true
 		for _, gr := range g.ghosts[anchor] {

@@ -18,6 +18,8 @@ type record struct {
 	rev int
 	raw json.RawMessage
 	act *activity.Activity
+	// activity is the storage behind act.
+	activity activity.Activity
 	// Raw members as delivered; nil when absent or null.
 	rawID, rawText, rawTimestamp, rawLocal json.RawMessage
 	// Necessary conditions, found while scanning, for the entity readers to find anything: an
@@ -103,8 +105,9 @@ func decodeRecord(raw json.RawMessage, userID string) (*record, error) {
 	if len(t) == 0 || t[0] != '{' {
 		return nil, ErrNotObject
 	}
-	a := &activity.Activity{}
-	r := &record{raw: raw, act: a}
+	r := &record{raw: raw}
+	a := &r.activity
+	r.act = a
 	var bad error
 	var fromID []byte
 	var fromRole string
