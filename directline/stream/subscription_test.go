@@ -244,3 +244,41 @@ func TestSubscriptionEnds(t *testing.T) {
 		t.Fatalf("Next after Shutdown: %v", err)
 	}
 }
+
+// A typing entry at or below what was already sent is not sent when its commit hook runs late:
+// it would go out of seq order (the client's watermark would move backwards).
+func TestLateTypingBelowWatermarkDropped(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		watermark uint64
+		has       bool
+	}{
+		{"below the starting watermark", 2, true},
+		{"below the last history entry", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			log := newMemLog()
+			hub := NewHub(log, Options{})
+			log.append("c", message("a"), false)                   // 1
+			late := []store.Entry{log.append("c", typing(), true)} // 2, hook pending
+			log.append("c", message("b"), false)                   // 3, hook pending
+			sub, err := hub.Subscribe("c", tc.watermark, tc.has)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sub.Close()
+			if tc.watermark < 3 {
+				want := []uint64{1, 3}[min(tc.watermark, 1):]
+				if got := next(t, sub, 3); !slices.Equal(got, want) {
+					t.Fatalf("history %v, want %v", got, want)
+				}
+			}
+			hub.OnCommit("c", late)
+			log.hook = hub.OnCommit
+			log.append("c", message("c"), false) // 4
+			if got := next(t, sub, 4); !slices.Equal(got, []uint64{4}) {
+				t.Fatalf("live %v, want [4]", got)
+			}
+		})
+	}
+}

@@ -246,14 +246,28 @@ func TestOnCommitNeverBlocksOnStuckClientInvariant7(t *testing.T) {
 	const n = 200
 	// The producer waits for the subscription after each entry, so only the stuck socket falls
 	// behind.
+	// The loop runs in a goroutine so that a blocking OnCommit fails the test instead of hanging it.
 	var got []uint64
-	for range n {
-		e.log.append("c", message(big), false)
-		f, err := sub.Next(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		for range n {
+			e.log.append("c", message(big), false)
+			f, err := sub.Next(context.Background())
+			if err != nil {
+				done <- err
+				return
+			}
+			got = append(got, f.Watermark)
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
 		if err != nil {
 			t.Fatalf("Next: %v", err)
 		}
-		got = append(got, f.Watermark)
+	case <-time.After(10 * time.Second):
+		t.Fatal("commits blocked behind the stuck socket")
 	}
 	if !slices.Equal(got, seqRange(1, n)) {
 		t.Fatalf("subscription got %v, want 1..%d", got, n)
