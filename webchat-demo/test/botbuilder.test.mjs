@@ -204,10 +204,17 @@ describe('a botbuilder-js bot behind the service', () => {
   const waitForBotEvent = (predicate, what) =>
     bot.changed.until(
       () => {
-        const found = botEvents(bot).find(predicate);
+        const events = botEvents(bot);
+        const found = events.find(predicate);
 
         if (found) {
           return found;
+        }
+
+        const failed = events.find(e => e.event === 'turnError');
+
+        if (failed) {
+          throw new Error(`a bot turn failed: ${failed.message}\n${failed.stack}\n${describeClient()}`);
         }
         if (bot.exit) {
           throw new Error(`echo bot exited (${JSON.stringify(bot.exit)})\n${bot.report()}`);
