@@ -50,13 +50,15 @@ type genC struct {
 	groupUnits   map[string]*unit
 	// ghosts keeps deleted revisions in the UI list: anchored after the local id that preceded
 	// them (anchor -1: the top).
-	ghosts map[int][]*record
+	ghosts   map[int][]*record
+	partMemo map[string]partResult
 }
 
 func newGenC(list unitList) *genC {
 	return &genC{list: list, locals: make([]local, 1), idMap: map[string]int{}, cidMap: map[string]int{},
 		sessions: map[string]*session{}, groups: map[string]*grouping{},
-		sessionUnits: map[string]*unit{}, groupUnits: map[string]*unit{}, ghosts: map[int][]*record{}}
+		sessionUnits: map[string]*unit{}, groupUnits: map[string]*unit{}, ghosts: map[int][]*record{},
+		partMemo: map[string]partResult{}}
 }
 
 // local is what gen-c keeps per local id.
@@ -161,7 +163,7 @@ func (g *genC) upsert(r *record) {
 		entry = unit{kind: unitSession, key: sid, ts: s.ts}
 		r.unit = "livestream:" + sid
 	}
-	if gid, pos, ok := r.partGrouping(); ok {
+	if gid, pos, ok := g.partGrouping(r); ok {
 		gr := g.groups[gid]
 		if gr == nil {
 			gr = &grouping{}
@@ -243,11 +245,30 @@ func (g *genC) upsert(r *record) {
 	g.list.Insert(u, g.list.FirstGreater(u))
 }
 
-func (r *record) partGrouping() (string, *float64, bool) {
+// partGrouping is the activity's HowTo part grouping (activity.PartGrouping). The reader depends
+// on the entities alone, and the revisions of a part usually repeat them byte for byte, so results
+// are remembered per entities JSON (a bounded memo).
+func (g *genC) partGrouping(r *record) (string, *float64, bool) {
 	if !r.mayPartOf {
 		return "", nil, false
 	}
-	return r.act.PartGrouping()
+	if p, ok := g.partMemo[string(r.rawEntities)]; ok {
+		return p.gid, p.pos, p.ok
+	}
+	gid, pos, ok := r.act.PartGrouping()
+	if len(g.partMemo) >= partMemoSize {
+		clear(g.partMemo)
+	}
+	g.partMemo[string(r.rawEntities)] = partResult{gid, pos, ok}
+	return gid, pos, ok
+}
+
+const partMemoSize = 4096
+
+type partResult struct {
+	gid string
+	pos *float64
+	ok  bool
 }
 
 // partListTimestamp is the grouping's logical timestamp: Math.max over the parts' defined

@@ -21,7 +21,7 @@ type record struct {
 	// activity is the storage behind act.
 	activity activity.Activity
 	// Raw members as delivered; nil when absent or null.
-	rawID, rawText, rawTimestamp, rawLocal json.RawMessage
+	rawID, rawText, rawTimestamp, rawLocal, rawEntities json.RawMessage
 	// Necessary conditions, found while scanning, for the entity readers to find anything: an
 	// entity mentioning streaminfo, isPartOf or abstract (or holding an escape). They spare
 	// the readers' full decode of every entity of every activity.
@@ -167,6 +167,7 @@ func decodeRecord(raw json.RawMessage, userID string) (*record, error) {
 				cd.raw = v
 			}
 		case "entities":
+			r.rawEntities = v
 			if e := eachElement(v, func(ev []byte) {
 				a.Entities = append(a.Entities, ev)
 				esc := bytes.IndexByte(ev, '\\') >= 0
