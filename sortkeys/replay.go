@@ -264,8 +264,6 @@ func (r *Replay) screen() []Bubble {
 	return st.walk.bubbles(ui)
 }
 
-func (r *Replay) held() int { return len(r.st.held) }
-
 func loadVector(path string) (*Vector, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {

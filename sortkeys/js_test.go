@@ -1,0 +1,190 @@
+package sortkeys
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestParseDate compares with Date.parse in Node 22 (V8); "nan" is NaN.
+func TestParseDate(t *testing.T) {
+	nan := math.NaN()
+	cases := map[string]float64{
+		"2025-01-01T00:00:05.000Z":      1735689605000,
+		"2025-01-01T09:00:02.000+09:00": 1735689602000,
+		"2024-05-01T10:00:00Z":          1714557600000,
+		"2025-02-30T10:00:00Z":          1740909600000,
+		"2025-02-30T25:61:00Z":          nan,
+		"2025-13-45T99:99:99Z":          nan,
+		"":                              nan,
+		"garbage":                       nan,
+		"not-a-date":                    nan,
+		"2025-01-01T24:00:00Z":          1735776000000,
+		"2025-01-01T24:00:01Z":          nan,
+		"2000-01-23T12:34:56.12345Z":    948630896123,
+		"2025":                          1735689600000,
+		"2025-06":                       1748736000000,
+		"2025-06-07":                    1749254400000,
+		"2025-06-07T08:09Z":             1749283740000,
+		"+002025-01-01T00:00:00Z":       1735689600000,
+		"-000001-01-01T00:00:00Z":       -62198755200000,
+		"-000000-01-01T00:00:00Z":       nan,
+		"2025-01-01t00:00:05z":          1735689605000,
+		"2025-01-01 00:00:05Z":          1735689605000,
+		"2025-01-01T00:00:05.000+0530":  1735669805000,
+		"2025-01-01T00:00:05.000-23:59": 1735775945000,
+		"2025-01-01T00:00:05.000+24:00": nan,
+		"2025-00-01":                    nan,
+		"2025-01-32":                    nan,
+		"2025-01-01T00:60Z":             nan,
+		"2025-01-01T00:00:05.Z":         nan,
+		"1970-01-01T00:00:00.000Z":      0,
+		"+275760-09-13T00:00:00.000Z":   8640000000000000,
+		"+275760-09-13T00:00:00.001Z":   nan,
+		"0000-01-01T00:00:00Z":          -62167219200000,
+		"1900-02-29T00:00:00Z":          -2203891200000,
+	}
+	for in, want := range cases {
+		got := parseDate(in)
+		if got != want && !(math.IsNaN(got) && math.IsNaN(want)) {
+			t.Errorf("parseDate(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+func TestJSDateValue(t *testing.T) {
+	for raw, want := range map[string]float64{
+		`"2025-01-01T00:00:05.000Z"`: 1735689605000, `1234.9`: 1234, `null`: 0, `true`: 1, `false`: 0,
+		`{}`: math.NaN(), `[]`: math.NaN(), `"x"`: math.NaN(), `9e15`: math.NaN(),
+	} {
+		got := jsDateValue(json.RawMessage(raw))
+		if got != want && !(math.IsNaN(got) && math.IsNaN(want)) {
+			t.Errorf("jsDateValue(%s) = %v, want %v", raw, got, want)
+		}
+	}
+}
+
+func TestToNumber(t *testing.T) {
+	for raw, want := range map[string]float64{
+		``: math.NaN(), `null`: 0, `true`: 1, `"  12 "`: 12, `""`: 0, `"0x10"`: 16, `"1e3"`: 1000,
+		`"abc"`: math.NaN(), `[]`: 0, `[7]`: 7, `["8"]`: 8, `[1,2]`: math.NaN(), `{}`: math.NaN(), `2.5`: 2.5,
+		`"Infinity"`: math.Inf(1), `"-Infinity"`: math.Inf(-1),
+	} {
+		got := toNumber(json.RawMessage(raw))
+		if got != want && !(math.IsNaN(got) && math.IsNaN(want)) {
+			t.Errorf("toNumber(%s) = %v, want %v", raw, got, want)
+		}
+	}
+}
+
+func FuzzParseDate(f *testing.F) {
+	for _, s := range []string{"2025-01-01T00:00:05.000Z", "2025-02-30T25:61:00Z", "+002025-01-01T00:00:00Z", "", "2025-01-01T00:00:05.000+09:00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v := parseDate(s)
+		if !math.IsNaN(v) && (math.Abs(v) > maxTimeValue || v != math.Trunc(v)) {
+			t.Fatalf("parseDate(%q) = %v: not a time value", s, v)
+		}
+	})
+}
+
+// FuzzApply feeds arbitrary activity JSON to every profile: Apply may refuse it but must not
+// panic, and the bubbles stay in UI-list order.
+func FuzzApply(f *testing.F) {
+	f.Add(`{"type":"message","id":"a","timestamp":"2025-01-01T00:00:00Z","text":"x"}`, "incoming")
+	f.Add(`{"type":"typing","id":"s","text":"x","channelData":{"streamType":"streaming","streamSequence":1}}`, "incoming")
+	f.Add(`{"type":"message","text":"x","channelData":{"clientActivityID":"c"},"localTimestamp":"2025-01-01T00:00:00Z"}`, "post")
+	f.Add(`{"type":"message","id":"p","entities":[{"type":"https://schema.org/Message","@type":"Message","@id":"","isPartOf":{"@id":"_:g","@type":"HowTo"},"position":1}]}`, "incoming")
+	f.Add(`[1,2]`, "incoming")
+	f.Fuzz(func(t *testing.T, js, op string) {
+		for _, p := range []Profile{GenA, GenB, GenC} {
+			r := New(Options{Profile: p, UserID: "u"})
+			for _, ev := range []Event{
+				{Op: Op(op), Activity: json.RawMessage(js)},
+				{Op: OpIncoming, Activity: json.RawMessage(js)},
+				{Op: OpFulfilled, ClientActivityID: "c", Activity: json.RawMessage(js)},
+				{Op: OpDelete, ActivityID: "a"},
+			} {
+				_ = r.Apply(ev)
+			}
+			if r.Len() != len(r.Names()) {
+				t.Fatalf("%s: Len and Names disagree", p)
+			}
+			last := -1
+			for _, b := range r.Screen() {
+				if b.First <= last {
+					t.Fatalf("%s: bubbles out of order: %+v", p, r.Screen())
+				}
+				last = b.First
+			}
+		}
+	})
+}
+
+func TestParseProfile(t *testing.T) {
+	for in, want := range map[string]Profile{"gen-a": GenA, "gen-b": GenB, "gen-c": GenC, "": GenC} {
+		if got, err := ParseProfile(in); err != nil || got != want {
+			t.Errorf("ParseProfile(%q) = %q, %v", in, got, err)
+		}
+	}
+	if _, err := ParseProfile("gen-d"); err == nil {
+		t.Error("ParseProfile(gen-d) accepted")
+	}
+}
+
+func TestApplyRejectsUnusableInput(t *testing.T) {
+	cases := []struct {
+		name string
+		ev   Event
+		want error
+	}{
+		{"array activity", Event{Op: OpIncoming, Activity: json.RawMessage(`[1]`)}, ErrNotObject},
+		{"no activity", Event{Op: OpPost}, ErrNotObject},
+		{"truncated object", Event{Op: OpIncoming, Activity: json.RawMessage(`{"id":"a"`)}, errSyntax},
+		{"unknown op", Event{Op: "upsert"}, ErrUnknownOp},
+		{"fulfilled without clientActivityID", Event{Op: OpFulfilled, Activity: json.RawMessage(`{}`)}, nil},
+	}
+	for _, c := range cases {
+		r := New(Options{})
+		err := r.Apply(c.ev)
+		if err == nil || (c.want != nil && !errors.Is(err, c.want)) {
+			t.Errorf("%s: Apply = %v, want %v", c.name, err, c.want)
+		}
+		if r.Len() != 0 {
+			t.Errorf("%s: state changed", c.name)
+		}
+	}
+}
+
+func TestLoadVectorErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for name, body := range map[string]string{
+		"bad-json.json":    `{`,
+		"bad-profile.json": `{"name":"bad-profile","profile":"gen-x","events":[]}`,
+		"bad-op.json":      `{"name":"bad-op","profile":"gen-c","events":[{"op":"jump"}]}`,
+		"no-order.json":    `{"name":"no-order","profile":"gen-c","events":[{"op":"expect"}]}`,
+		"other-name.json":  `{"name":"x","profile":"gen-c","events":[]}`,
+	} {
+		if _, err := LoadVector(write(name, body)); err == nil {
+			t.Errorf("%s: LoadVector accepted it", name)
+		}
+	}
+	if _, err := LoadVector(filepath.Join(dir, "missing.json")); err == nil {
+		t.Error("missing file accepted")
+	}
+	v, err := LoadVector(write("ok.json", `{"name":"ok","profile":"gen-a","userID":"u","events":[{"op":"expect","order":[]}]}`))
+	if err != nil || v.UserID != "u" || v.Events[0].Order == nil || v.Events[0].Screen != nil {
+		t.Fatalf("LoadVector = %+v, %v", v, err)
+	}
+}
