@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -75,7 +76,7 @@ func (s *Server) postActivity(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	activityID, err := s.post(ctx, cred, conv, a, "")
+	activityID, err := s.post(ctx, cred, conv, a, "", 0)
 	if err != nil {
 		return err
 	}
@@ -100,15 +101,23 @@ func (s *Server) conversationRequest(c echo.Context) (credential, string, error)
 }
 
 // post completes a client's activity with the fields the service owns, stores it and hands it to
-// the bot. The service sets channelId, conversation and serviceUrl, forces from.id to the user the
-// token binds (Direct Line enhanced authentication), else keeps the client's from.id, else uses
-// fallbackUser or the conversation's user; from.role defaults to "user". Everything else the
-// client sent (localTimestamp, localTimezone, channelData, entities, unknown members) is kept as
-// sent (DESIGN invariant 3). A resend with a known clientActivityID returns the original id and
-// neither stores nor delivers anything (DESIGN invariant 6).
+// the bot. The service sets channelId, conversation, recipient (the bot) and serviceUrl, forces
+// from.id to the user the token binds (Direct Line enhanced authentication), else keeps the
+// client's from.id, else uses fallbackUser or the conversation's user; from.role defaults to
+// "user". Everything else the client sent (localTimestamp, localTimezone, channelData, entities,
+// unknown members) is kept as sent (DESIGN invariant 3). A resend with a known clientActivityID
+// returns the original id and neither stores nor delivers anything (DESIGN invariant 6).
 //
-// Errors: ErrMissingProperty (no type, no from.id), ErrBadArgument, store errors, bot errors.
-func (s *Server) post(ctx context.Context, cred credential, conv store.Conversation, a *activity.Activity, fallbackUser string) (string, error) {
+// Delivery (DIRECTLINE.md §2.1, field cases R07, R17): the stored activity, with the id, timestamp
+// and sequence id clients see, is POSTed to the bot once. Before a user's first activity the bot
+// gets one conversationUpdate adding that user, unless the user was known when the conversation
+// started. A client-sent conversationUpdate is stored and echoed but not forwarded: only the
+// service tells the bot who joined. The wait for the bot is ackTimeout (0 = the bot's default);
+// a bot still working then is not an error.
+//
+// Errors: ErrMissingProperty (no type, no from.id), ErrBadArgument, store errors, bot errors (the
+// activity stays stored).
+func (s *Server) post(ctx context.Context, cred credential, conv store.Conversation, a *activity.Activity, fallbackUser string, ackTimeout time.Duration) (string, error) {
 	if err := a.Validate(); err != nil {
 		return "", err
 	}
@@ -135,15 +144,19 @@ func (s *Server) post(ctx context.Context, cred credential, conv store.Conversat
 	}
 	a.ChannelID = channelID
 	a.Conversation = &activity.ConversationAccount{ID: conv.ID}
+	a.Recipient = s.botAccount(conv)
 	a.ServiceURL = s.serviceURL
 	res, err := s.store.Append(ctx, conv.ID, a)
 	if err != nil {
 		return "", err
 	}
-	if res.Duplicate || s.bot == nil {
+	if res.Duplicate || s.bot == nil || a.Type == activity.TypeConversationUpdate {
 		return res.Activity.ID, nil
 	}
-	if err := s.bot.Deliver(ctx, conv, res.Activity); err != nil {
+	if conv, err = s.joinUser(ctx, conv, res.Activity.From); err != nil {
+		return "", err
+	}
+	if err := s.bot.Deliver(ctx, conv, res.Activity, ackTimeout); err != nil {
 		return "", err
 	}
 	return res.Activity.ID, nil

@@ -10,12 +10,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/directline-go/directline/activity"
 	"github.com/directline-go/directline/store"
 )
 
-// recordingBot is a Bot that records deliveries and answers with err.
+// recordingBot is a Bot that records the deliveries of posted activities and answers them with
+// err; conversationUpdates are acknowledged and not recorded.
 type recordingBot struct {
 	mu   sync.Mutex
 	got  []*activity.Activity
@@ -23,9 +25,12 @@ type recordingBot struct {
 	err  error
 }
 
-func (b *recordingBot) Deliver(_ context.Context, conv store.Conversation, a *activity.Activity) error {
+func (b *recordingBot) Deliver(_ context.Context, conv store.Conversation, a *activity.Activity, _ time.Duration) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if a.Type == activity.TypeConversationUpdate {
+		return nil
+	}
 	b.got = append(b.got, a)
 	b.conv = append(b.conv, conv.ID)
 	return b.err
@@ -116,7 +121,10 @@ func TestLogExport(t *testing.T) {
 // panickingBot panics on delivery.
 type panickingBot struct{}
 
-func (panickingBot) Deliver(context.Context, store.Conversation, *activity.Activity) error {
+func (panickingBot) Deliver(_ context.Context, _ store.Conversation, a *activity.Activity, _ time.Duration) error {
+	if a.Type == activity.TypeConversationUpdate {
+		return nil
+	}
 	panic("bot exploded")
 }
 

@@ -32,7 +32,9 @@ type conversationResponse struct {
 // tokenParameters is the optional body of tokens/generate and of conversations (Direct Line 3.0
 // TokenParameters; DirectLineJS sends {user:{id}, locale}). encoding/json matches member names
 // case-insensitively, so the docs' own PascalCase samples ({"User":{"Id":"dl_x"}}) work too.
-// trustedOrigins is accepted and not enforced.
+// trustedOrigins is accepted and not enforced. botEndpoint (an extension) ties the conversation to
+// another bot than the service's default; only a secret may set it, as may the bot query
+// parameter.
 type tokenParameters struct {
 	User *struct {
 		ID   string `json:"id"`
@@ -40,6 +42,7 @@ type tokenParameters struct {
 	} `json:"user"`
 	TrustedOrigins []string `json:"trustedOrigins"`
 	Locale         string   `json:"locale"`
+	BotEndpoint    string   `json:"botEndpoint"`
 }
 
 func (p *tokenParameters) userID() string {
@@ -83,12 +86,12 @@ func (s *Server) generateToken(c echo.Context) error {
 	if err := s.requireSecret(c.Request()); err != nil {
 		return err
 	}
-	p, err := readParams(c.Request())
+	p, err := s.readStartParams(c, true)
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	conv := store.Conversation{ID: newConversationID(), Created: s.tokens.now().UTC(), UserID: p.userID()}
+	conv := store.Conversation{ID: newConversationID(), Created: s.tokens.now().UTC(), UserID: p.userID(), BotEndpoint: p.BotEndpoint}
 	if p.Locale != "" {
 		conv.Properties = map[string]string{"locale": p.Locale}
 	}
@@ -129,13 +132,18 @@ func (s *Server) startConversation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := readParams(c.Request())
+	p, err := s.readStartParams(c, cred.secret)
 	if err != nil {
 		return err
 	}
-	conv, created, err := s.start(c.Request().Context(), cred, p)
+	ctx := c.Request().Context()
+	conv, created, err := s.start(ctx, cred, p)
 	if err != nil {
 		return err
+	}
+	if created {
+		// The bot learns of the conversation once, when it starts, before anyone can post to it.
+		s.sendConversationUpdate(ctx, conv, conv.Members, boundUser(cred, conv))
 	}
 	resp, err := s.conversationResponse(conv.ID, boundUser(cred, conv), "-")
 	if err != nil {
@@ -159,7 +167,9 @@ func (s *Server) start(ctx context.Context, cred credential, p tokenParameters) 
 		props = map[string]string{"locale": p.Locale}
 	}
 	if cred.secret {
-		conv := store.Conversation{ID: newConversationID(), Created: s.tokens.now().UTC(), UserID: user, Started: true, Properties: props}
+		conv := store.Conversation{ID: newConversationID(), Created: s.tokens.now().UTC(), UserID: user, Started: true,
+			Properties: props, BotEndpoint: p.BotEndpoint}
+		conv.Members = s.startMembers(conv, user)
 		conv, _, err := s.store.CreateConversation(ctx, conv)
 		return conv, true, err
 	}
@@ -170,6 +180,9 @@ func (s *Server) start(ctx context.Context, cred credential, p tokenParameters) 
 		cv.Started = true
 		if cv.UserID == "" {
 			cv.UserID = user
+		}
+		if started && len(cv.Members) == 0 {
+			cv.Members = s.startMembers(*cv, cv.UserID)
 		}
 		if p.Locale != "" && cv.Properties["locale"] == "" {
 			cv.Properties = cloneProps(cv.Properties)
@@ -183,13 +196,35 @@ func (s *Server) start(ctx context.Context, cred credential, p tokenParameters) 
 	}
 	// A valid token whose conversation is not in the store (for example a new data file): the
 	// token still names it, so create it.
-	conv, created, err := s.store.CreateConversation(ctx, store.Conversation{ID: id, Created: s.tokens.now().UTC(), UserID: user, Started: true, Properties: props})
+	fresh := store.Conversation{ID: id, Created: s.tokens.now().UTC(), UserID: user, Started: true, Properties: props}
+	fresh.Members = s.startMembers(fresh, user)
+	conv, created, err := s.store.CreateConversation(ctx, fresh)
 	if err != nil || created {
 		return conv, created, err
 	}
 	// Created concurrently by another start: start it like an existing one.
 	conv, err = s.store.UpdateConversation(ctx, id, markStarted)
 	return conv, started, err
+}
+
+// readStartParams reads the body of tokens/generate or conversations and the bot query parameter,
+// which wins over the body's botEndpoint. A bot endpoint needs a secret (ErrForbidden otherwise)
+// and must pass checkBotEndpoint.
+func (s *Server) readStartParams(c echo.Context, secret bool) (tokenParameters, error) {
+	p, err := readParams(c.Request())
+	if err != nil {
+		return p, err
+	}
+	if q := c.QueryParam("bot"); q != "" {
+		p.BotEndpoint = q
+	}
+	if p.BotEndpoint == "" {
+		return p, nil
+	}
+	if !secret {
+		return p, ErrForbidden.Msg("only the Direct Line secret may choose the bot endpoint")
+	}
+	return p, checkBotEndpoint(p.BotEndpoint)
 }
 
 func cloneProps(m map[string]string) map[string]string {

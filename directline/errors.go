@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/directline-go/directline/activity"
+	"github.com/directline-go/directline/directline/bot"
 	"github.com/directline-go/directline/store"
 )
 
@@ -80,14 +81,19 @@ var (
 	ErrMethodNotAllowed = &Error{http.StatusMethodNotAllowed, CodeBadArgument, "method not allowed"}
 	// ErrMessageSizeTooBig: an activity or an uploaded file over the configured limit.
 	ErrMessageSizeTooBig = &Error{http.StatusRequestEntityTooLarge, CodeMessageSizeTooBig, "message size too big"}
-	// ErrStreamConcluded: a livestream revision after the stream's final activity (DESIGN
-	// invariant 10).
-	ErrStreamConcluded = &Error{http.StatusBadRequest, CodeStreamConcluded, "the livestream has already concluded"}
-	// ErrBotRejectedActivity: the bot answered the delivery with an error status.
+	// ErrStreamConcluded: a bot's livestream revision after the stream's final activity (DESIGN
+	// invariant 10): 409, as the stream's state, not the request, is what conflicts.
+	ErrStreamConcluded = &Error{http.StatusConflict, CodeStreamConcluded, "the livestream has already concluded"}
+	// ErrBotRejectedActivity: the bot answered the delivery with an error status in time
+	// (bot.RejectedError), or closed the connection without an answer (bot.ErrNoResponse).
 	ErrBotRejectedActivity = &Error{http.StatusBadGateway, CodeBotRejectedActivity, "Failed to send activity: bot returned an error"}
-	// ErrBotTimeout: the bot did not answer the delivery in time.
+	// ErrBotTimeout: the bot's request ran out of time before the ack wait ended (bot.ErrTimeout,
+	// only when the bot timeout is not longer than the ack timeout). A bot still working when the
+	// ack wait ends is not an error: the client gets 200 (field case R07).
 	ErrBotTimeout = &Error{http.StatusBadGateway, CodeBotTimeout, "Failed to send activity: bot timed out"}
-	// ErrBotUnreachable: the bot's endpoint could not be reached.
+	// ErrBotUnreachable: the bot's endpoint could not be reached (bot.ErrUnreachable: connection
+	// refused, no route, DNS), is not a URL (bot.ErrBadEndpoint), or no token could be obtained for
+	// it (bot.ErrCredentials). Nothing reached the bot.
 	ErrBotUnreachable = &Error{http.StatusBadGateway, CodeBotUnreachable, "Failed to send activity: bot unreachable"}
 	// ErrServiceError: an unexpected failure inside the service (logged, never detailed).
 	ErrServiceError = &Error{http.StatusInternalServerError, CodeServiceError, "internal service error"}
@@ -103,6 +109,7 @@ func toError(err error) (*Error, bool) {
 		fieldErr *activity.FieldError
 		sizeErr  *http.MaxBytesError
 		httpErr  *echo.HTTPError
+		rejected *bot.RejectedError
 	)
 	switch {
 	case errors.As(err, &e):
@@ -112,6 +119,18 @@ func toError(err error) (*Error, bool) {
 			return ErrMissingProperty.Msg("%s %s", fieldErr.Field, fieldErr.Reason), true
 		}
 		return ErrBadArgument.Msg("%s %s", fieldErr.Field, fieldErr.Reason), true
+	case errors.As(err, &rejected):
+		return ErrBotRejectedActivity.Msg("Failed to send activity: bot returned %d", rejected.Status), true
+	case errors.Is(err, bot.ErrNoResponse):
+		return ErrBotRejectedActivity.Msg("Failed to send activity: bot closed the connection without an answer"), true
+	case errors.Is(err, bot.ErrUnreachable), errors.Is(err, bot.ErrBadEndpoint):
+		return ErrBotUnreachable, true
+	case errors.Is(err, bot.ErrCredentials):
+		return ErrBotUnreachable.Msg("Failed to send activity: no token for the bot"), false
+	case errors.Is(err, bot.ErrTimeout):
+		return ErrBotTimeout, true
+	case errors.Is(err, bot.ErrClosed):
+		return ErrServiceUnavailable, true
 	case errors.As(err, &sizeErr):
 		return ErrMessageSizeTooBig.Msg("request body is larger than %d bytes", sizeErr.Limit), true
 	case errors.Is(err, store.ErrConversationNotFound):

@@ -22,6 +22,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/directline-go/directline/activity"
+	"github.com/directline-go/directline/directline/botauth"
 	"github.com/directline-go/directline/store"
 )
 
@@ -34,6 +35,9 @@ const (
 	// DefaultRequestTimeout bounds reading a request body and writing a response (the WebSocket
 	// stream is exempt).
 	DefaultRequestTimeout = 60 * time.Second
+	// DefaultUploadAckTimeout is how long an upload waits for the bot, below Web Chat's 120 s
+	// send timeout for activities with attachments and below DefaultRequestTimeout.
+	DefaultUploadAckTimeout = 30 * time.Second
 )
 
 // BasePath is the prefix of every client API route (Direct Line 3.0).
@@ -46,13 +50,16 @@ type StreamHub interface {
 	ServeWS(w http.ResponseWriter, r *http.Request, conversationID string, watermark uint64, hasWatermark bool, expires time.Time)
 }
 
-// Bot receives the activities clients post, after they are stored. A nil Bot in Options means no
-// bot: activities are stored and echoed only.
+// Bot receives the activities clients post, after they are stored, and the conversationUpdates
+// the service generates; *BotClient implements it. A nil Bot in Options means no bot: activities
+// are stored and echoed only.
 type Bot interface {
-	// Deliver hands the stored activity a of conversation conv to the bot and returns when the
-	// bot acknowledged it. Errors are catalogue entries (ErrBotRejectedActivity, ErrBotTimeout,
-	// ErrBotUnreachable) or anything else (answered 500); the activity stays stored either way.
-	Deliver(ctx context.Context, conv store.Conversation, a *activity.Activity) error
+	// Deliver hands activity a of conversation conv to the bot and returns when the bot
+	// acknowledged it or ackTimeout (0 = the implementation's default) passed while the bot keeps
+	// working, which is not an error. Errors are the bot package's (mapped by toError to
+	// BotRejectedActivity, BotUnreachable, BotTimeout), catalogue entries, or anything else
+	// (answered 500); the activity stays stored either way.
+	Deliver(ctx context.Context, conv store.Conversation, a *activity.Activity, ackTimeout time.Duration) error
 }
 
 // Options configure a Server. Store, Hub and SigningKey are required.
@@ -61,6 +68,19 @@ type Options struct {
 	Hub   StreamHub
 	// Bot receives posted activities; nil = none.
 	Bot Bot
+	// BotID and BotName name the bot (from, recipient, members); "" = what the bot's first
+	// activity in a conversation says, else DefaultBotID and DefaultBotName.
+	BotID, BotName string
+	// UploadAckTimeout is how long an upload waits for the bot's answer (Web Chat waits longer
+	// for activities with attachments than for others). Default DefaultUploadAckTimeout.
+	UploadAckTimeout time.Duration
+	// ConnectorValidator, when set, checks the bearer token of every Bot Connector call (a bot
+	// with an app id); a missing, forged or expired token is 401.
+	ConnectorValidator *botauth.Validator
+	// ConnectorAllow lists the networks whose unauthenticated Bot Connector calls are accepted
+	// when ConnectorValidator is nil (a bot without an app id sends no token); others get 403.
+	// Nil means botauth.DefaultAllow (loopback).
+	ConnectorAllow *botauth.AllowList
 	// PublicURL is the base URL clients reach the service at (scheme, host and an optional path
 	// prefix that a reverse proxy strips). It builds serviceUrl, streamUrl (http→ws, https→wss)
 	// and download links, and is the tokens' iss and aud. Routes are served at BasePath.
@@ -94,6 +114,11 @@ type Server struct {
 	store      store.Store
 	hub        StreamHub
 	bot        Bot
+	botID      string
+	botName    string
+	uploadAck  time.Duration
+	validator  *botauth.Validator
+	allow      *botauth.AllowList
 	public     *url.URL
 	serviceURL string
 	secrets    []string
@@ -124,6 +149,11 @@ func New(o Options) (*Server, error) {
 		store:      o.Store,
 		hub:        o.Hub,
 		bot:        o.Bot,
+		botID:      o.BotID,
+		botName:    o.BotName,
+		uploadAck:  orDefault(o.UploadAckTimeout, DefaultUploadAckTimeout),
+		validator:  o.ConnectorValidator,
+		allow:      o.ConnectorAllow,
 		public:     public,
 		serviceURL: public.String() + "/",
 		maxAct:     orDefault(o.MaxActivityBytes, DefaultMaxActivityBytes),
@@ -139,6 +169,9 @@ func New(o Options) (*Server, error) {
 	}
 	if s.log == nil {
 		s.log = slog.Default()
+	}
+	if s.allow == nil {
+		s.allow, _ = botauth.ParseAllowList() // the default list always parses
 	}
 	now := o.Now
 	if now == nil {
@@ -220,6 +253,7 @@ func (s *Server) routes(origins []string) *echo.Echo {
 	g.GET("/conversations/:id/attachments/:att", s.download)
 	g.GET("/conversations/:id/stream", s.stream)
 	g.GET("/conversations/:id/log", s.exportLog)
+	s.connectorRoutes(e)
 	return e
 }
 

@@ -101,7 +101,7 @@ func (s *Server) upload(c echo.Context) error {
 		stored[i] = &activity.Attachment{ContentType: f.contentType, ContentURL: link, Name: f.name}
 	}
 	attachFiles(a, stored)
-	activityID, err := s.post(ctx, cred, conv, a, userID)
+	activityID, err := s.post(ctx, cred, conv, a, userID, s.uploadAck)
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,12 @@ import (
 	"time"
 
 	"github.com/directline-go/directline/directline"
+	"github.com/directline-go/directline/directline/bot"
+	"github.com/directline-go/directline/directline/botauth"
 )
+
+// botDemo as --bot-endpoint starts the built-in demo bot.
+const botDemo = "demo"
 
 // envPrefix prefixes the environment variable of every option: --token-lifetime is
 // DIRECTLINE_TOKEN_LIFETIME.
@@ -32,9 +37,29 @@ type Config struct {
 	Data string
 	// Secrets are the Direct Line secrets. None: one is generated and printed at start.
 	Secrets []string
-	// BotEndpoint is where posted activities go; "none" (the only value so far) stores and
-	// echoes them only. Default none.
+	// BotEndpoint is where posted activities go: an http(s) URL of a bot's messaging endpoint,
+	// "demo" (the built-in demo bot on a loopback port) or "none" (store and echo only).
+	// Default demo.
 	BotEndpoint string
+	// BotID and BotName name the bot in activities and members. Default: what the bot's first
+	// activity says, else "bot" / "Bot".
+	BotID, BotName string
+	// BotAppID and BotAppPassword are the bot's Microsoft app credentials. Empty: no token is
+	// sent to the bot and unauthenticated connector calls are accepted from ConnectorAllow.
+	BotAppID, BotAppPassword string
+	// BotTokenURL is the client-credentials token endpoint for tokens sent to the bot. Default
+	// the Azure AD Bot Framework endpoint.
+	BotTokenURL string
+	// BotOpenIDMetadata is the OpenID configuration whose jwks_uri has the keys of the bot's
+	// tokens; BotJWKSURL, when set, names the key set directly instead.
+	BotOpenIDMetadata, BotJWKSURL string
+	// ConnectorAllow are the networks allowed to call the Bot Connector API without a token
+	// (no app id). Default loopback.
+	ConnectorAllow []string
+	// BotAckTimeout is how long a client's POST waits for the bot (default 10s); BotTimeout
+	// bounds the bot's request (default 120s); BotUploadAckTimeout is the wait for uploads
+	// (default 30s).
+	BotAckTimeout, BotTimeout, BotUploadAckTimeout time.Duration
 	// TokenLifetime is a conversation token's lifetime (expires_in). Default 30m.
 	TokenLifetime time.Duration
 	// MaxActivityBytes limits a posted activity. Default 262144 (256 KiB).
@@ -112,6 +137,21 @@ func (l *loader) level(p *slog.Level, name string, def slog.Level, help string) 
 	l.fs.TextVar(p, name, def, l.usage(name, help))
 }
 
+// hidden is a string option whose value never shows in --help (passwords).
+func (l *loader) hidden(p *string, name, help string) {
+	*p = l.env(name)
+	l.fs.Var(&hiddenValue{p: p}, name, l.usage(name, help))
+}
+
+type hiddenValue struct{ p *string }
+
+func (v *hiddenValue) String() string { return "" }
+
+func (v *hiddenValue) Set(s string) error {
+	*v.p = s
+	return nil
+}
+
 // list is a repeatable flag whose environment form is comma-separated. Values given on the
 // command line replace the environment's. A hidden list never shows its value in --help (secrets).
 func (l *loader) list(p *[]string, name string, def []string, hidden bool, help string) {
@@ -164,7 +204,18 @@ func loadConfig(args []string, getenv func(string) string, out io.Writer) (Confi
 	l.string(&c.PublicURL, "public-url", "", "public base URL of the service, e.g. https://chat.example.com (default http://<listen address>)")
 	l.string(&c.Data, "data", "./data/directline.db", "bbolt data file; the token signing key is kept in <data>.key")
 	l.list(&c.Secrets, "secret", nil, true, "Direct Line secret, repeatable (environment: comma-separated); none = generate one and print it")
-	l.string(&c.BotEndpoint, "bot-endpoint", "none", `bot endpoint; "none" stores and echoes activities without a bot`)
+	l.string(&c.BotEndpoint, "bot-endpoint", "demo", `bot messaging endpoint URL (e.g. http://127.0.0.1:3978/api/messages), "demo" for the built-in demo bot, or "none" to store and echo activities without a bot`)
+	l.string(&c.BotID, "bot-id", "", `the bot's id in activities and members (default: from the bot's first activity, else "bot")`)
+	l.string(&c.BotName, "bot-name", "", `the bot's display name (default: from the bot's first activity, else "Bot")`)
+	l.string(&c.BotAppID, "bot-app-id", "", "the bot's Microsoft app id; empty = no auth between service and bot (needs no internet)")
+	l.hidden(&c.BotAppPassword, "bot-app-password", "the bot's Microsoft app password (with --bot-app-id)")
+	l.string(&c.BotTokenURL, "bot-token-url", botauth.DefaultTokenURL, "client-credentials token endpoint for the tokens sent to the bot (with --bot-app-id; internet unless local)")
+	l.string(&c.BotOpenIDMetadata, "bot-openid-metadata", botauth.BotFrameworkOpenIDMetadataURL, "OpenID configuration naming the keys of the bot's tokens (with --bot-app-id; internet unless local)")
+	l.string(&c.BotJWKSURL, "bot-jwks-url", "", "JWKS with the keys of the bot's tokens; replaces --bot-openid-metadata when set")
+	l.list(&c.ConnectorAllow, "connector-allow", strings.Split(botauth.DefaultAllow, ","), false, "networks (CIDRs or addresses) allowed to call the Bot Connector API without a token when no app id is set")
+	l.duration(&c.BotAckTimeout, "bot-ack-timeout", bot.DefaultAckTimeout, "how long a client's POST waits for the bot before answering 200 while the bot keeps working")
+	l.duration(&c.BotTimeout, "bot-timeout", bot.DefaultTimeout, "how long the service keeps a request to the bot open")
+	l.duration(&c.BotUploadAckTimeout, "bot-upload-ack-timeout", directline.DefaultUploadAckTimeout, "how long an upload waits for the bot")
 	l.duration(&c.TokenLifetime, "token-lifetime", directline.DefaultTokenLifetime, "conversation token lifetime")
 	l.int64(&c.MaxActivityBytes, "max-activity-bytes", directline.DefaultMaxActivityBytes, "largest accepted activity, in bytes")
 	l.int64(&c.MaxUploadBytes, "max-upload-bytes", directline.DefaultMaxUploadBytes, "largest accepted uploaded file, in bytes")
@@ -192,8 +243,22 @@ func loadConfig(args []string, getenv func(string) string, out io.Writer) (Confi
 // validate checks values the flag types cannot.
 func (c *Config) validate() error {
 	var errs []error
-	if c.BotEndpoint != "none" {
-		errs = append(errs, fmt.Errorf("--bot-endpoint %q: only \"none\" is supported", c.BotEndpoint))
+	switch c.BotEndpoint {
+	case botDemo, directline.BotEndpointNone:
+	default:
+		u, err := url.Parse(c.BotEndpoint)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf(`--bot-endpoint %q: want an http(s) URL, "demo" or "none"`, c.BotEndpoint))
+		}
+	}
+	if (c.BotAppID == "") != (c.BotAppPassword == "") {
+		errs = append(errs, errors.New("--bot-app-id and --bot-app-password go together"))
+	}
+	if c.BotAppID != "" && c.BotEndpoint == botDemo {
+		errs = append(errs, errors.New("the demo bot has no app id: use --bot-app-id with a bot endpoint URL"))
+	}
+	if _, err := botauth.ParseAllowList(c.ConnectorAllow...); err != nil {
+		errs = append(errs, err)
 	}
 	if c.PublicURL != "" {
 		u, err := url.Parse(c.PublicURL)
@@ -205,7 +270,8 @@ func (c *Config) validate() error {
 		errs = append(errs, errors.New("--data must not be empty"))
 	}
 	for name, d := range map[string]time.Duration{"token-lifetime": c.TokenLifetime, "attachment-url-lifetime": c.AttachmentURLLifetime,
-		"request-timeout": c.RequestTimeout, "shutdown-timeout": c.ShutdownTimeout} {
+		"request-timeout": c.RequestTimeout, "shutdown-timeout": c.ShutdownTimeout, "bot-ack-timeout": c.BotAckTimeout,
+		"bot-timeout": c.BotTimeout, "bot-upload-ack-timeout": c.BotUploadAckTimeout} {
 		if d <= 0 {
 			errs = append(errs, fmt.Errorf("--%s must be positive", name))
 		}

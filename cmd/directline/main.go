@@ -21,9 +21,12 @@ import (
 	"time"
 
 	"github.com/directline-go/directline/directline"
+	"github.com/directline-go/directline/directline/bot"
+	"github.com/directline-go/directline/directline/botauth"
 	"github.com/directline-go/directline/directline/stream"
 	"github.com/directline-go/directline/store"
 	"github.com/directline-go/directline/store/bolt"
+	"github.com/directline-go/directline/webchat-demo/demobot"
 )
 
 func main() {
@@ -75,6 +78,10 @@ func run(ctx context.Context, cfg Config, out, logOut io.Writer) error {
 		fmt.Fprintf(out, "no secret configured; generated secret for this run: %s\n", secret)
 	}
 
+	allow, err := botauth.ParseAllowList(cfg.ConnectorAllow...)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err
@@ -94,7 +101,17 @@ func run(ctx context.Context, cfg Config, out, logOut io.Writer) error {
 		return err
 	}
 	hub = stream.NewHub(st, stream.Options{Logger: logger})
+	delivery, validator, stopBot, err := startBot(cfg, logger)
+	if err != nil {
+		return errors.Join(err, st.Close())
+	}
 	srv, err := directline.New(directline.Options{
+		Bot:                   delivery,
+		BotID:                 cfg.BotID,
+		BotName:               cfg.BotName,
+		UploadAckTimeout:      cfg.BotUploadAckTimeout,
+		ConnectorValidator:    validator,
+		ConnectorAllow:        allow,
 		Store:                 st,
 		Hub:                   hub,
 		PublicURL:             public,
@@ -109,7 +126,7 @@ func run(ctx context.Context, cfg Config, out, logOut io.Writer) error {
 		Logger:                logger,
 	})
 	if err != nil {
-		return errors.Join(err, st.Close())
+		return errors.Join(err, stopBot(context.Background()), st.Close())
 	}
 	httpSrv := &http.Server{
 		Handler:           srv,
@@ -126,16 +143,44 @@ func run(ctx context.Context, cfg Config, out, logOut io.Writer) error {
 	select {
 	case <-ctx.Done():
 	case err := <-serveErr:
-		return errors.Join(err, shutdown(httpSrv, hub, st, cfg.ShutdownTimeout, logger))
+		return errors.Join(err, shutdown(httpSrv, hub, stopBot, st, cfg.ShutdownTimeout, logger))
 	}
 	logger.Info("shutting down")
-	return shutdown(httpSrv, hub, st, cfg.ShutdownTimeout, logger)
+	return shutdown(httpSrv, hub, stopBot, st, cfg.ShutdownTimeout, logger)
 }
 
-// shutdown stops the HTTP server and the hub together, then closes the store. When the deadline
-// passes, remaining connections are closed hard; the store still waits for writes in flight so
-// nothing acknowledged is lost.
-func shutdown(httpSrv *http.Server, hub *stream.Hub, st store.Store, timeout time.Duration, logger *slog.Logger) error {
+// startBot builds the delivery to the bot (starting the demo bot for --bot-endpoint demo) and, for
+// a bot with an app id, the validator of its connector calls. stop ends the deliveries in flight
+// and the demo bot.
+func startBot(cfg Config, logger *slog.Logger) (*directline.BotClient, *botauth.Validator, func(context.Context) error, error) {
+	opts := bot.Options{AckTimeout: cfg.BotAckTimeout, Timeout: cfg.BotTimeout, Logger: logger}
+	var validator *botauth.Validator
+	if cfg.BotAppID != "" {
+		opts.Credentials = &botauth.ClientCredentials{TokenURL: cfg.BotTokenURL, ClientID: cfg.BotAppID, ClientSecret: cfg.BotAppPassword}
+		validator = botauth.BotFramework(cfg.BotAppID, nil)
+		validator.Keys = &botauth.JWKS{URL: cfg.BotJWKSURL, MetadataURL: cfg.BotOpenIDMetadata}
+	}
+	client := bot.NewClient(opts)
+	delivery := &directline.BotClient{Client: client, Endpoint: cfg.BotEndpoint}
+	stopDemo := func(context.Context) error { return nil }
+	if cfg.BotEndpoint == botDemo {
+		u, stop, err := demobot.Start("127.0.0.1:0", demobot.Options{Logger: logger})
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		delivery.Endpoint, stopDemo = u+"/api/messages", stop
+	}
+	stop := func(ctx context.Context) error {
+		// Deliveries first: their bot may still be calling back.
+		return errors.Join(client.Close(ctx), stopDemo(ctx))
+	}
+	return delivery, validator, stop, nil
+}
+
+// shutdown stops the HTTP server and the hub together, then the bot deliveries in flight and the
+// demo bot, then closes the store. When the deadline passes, remaining connections are closed
+// hard; the store still waits for writes in flight so nothing acknowledged is lost.
+func shutdown(httpSrv *http.Server, hub *stream.Hub, stopBot func(context.Context) error, st store.Store, timeout time.Duration, logger *slog.Logger) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	var (
@@ -155,7 +200,7 @@ func shutdown(httpSrv *http.Server, hub *stream.Hub, st store.Store, timeout tim
 		hbErr = hub.Shutdown(ctx)
 	}()
 	wg.Wait()
-	return errors.Join(httpErr, hbErr, st.Close())
+	return errors.Join(httpErr, hbErr, stopBot(ctx), st.Close())
 }
 
 // newSecret returns a random secret in the dotted shape of Direct Line secrets.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/directline-go/directline/directline/botauth"
 	"github.com/directline-go/directline/store/bolt"
 )
 
@@ -27,8 +28,11 @@ func envOf(m map[string]string) func(string) string { return func(k string) stri
 // TestLoadConfig: defaults, environment over defaults, flags over the environment.
 func TestLoadConfig(t *testing.T) {
 	defaults := Config{
-		Addr: "127.0.0.1:3000", Data: "./data/directline.db", BotEndpoint: "none",
-		TokenLifetime: 30 * time.Minute, MaxActivityBytes: 256 << 10, MaxUploadBytes: 4 << 20,
+		Addr: "127.0.0.1:3000", Data: "./data/directline.db", BotEndpoint: "demo",
+		BotTokenURL: botauth.DefaultTokenURL, BotOpenIDMetadata: botauth.BotFrameworkOpenIDMetadataURL,
+		ConnectorAllow: []string{"127.0.0.0/8", "::1"}, BotAckTimeout: 10 * time.Second, BotTimeout: 2 * time.Minute,
+		BotUploadAckTimeout: 30 * time.Second,
+		TokenLifetime:       30 * time.Minute, MaxActivityBytes: 256 << 10, MaxUploadBytes: 4 << 20,
 		AttachmentURLLifetime: 24 * time.Hour, CORSOrigins: []string{"*"}, RequestTimeout: time.Minute,
 		ShutdownTimeout: 10 * time.Second, LogLevel: slog.LevelInfo,
 	}
@@ -44,17 +48,28 @@ func TestLoadConfig(t *testing.T) {
 			"DIRECTLINE_SECRET": "s1, s2", "DIRECTLINE_TOKEN_LIFETIME": "1h", "DIRECTLINE_MAX_ACTIVITY_BYTES": "1000",
 			"DIRECTLINE_MAX_UPLOAD_BYTES": "2000", "DIRECTLINE_CORS_ORIGINS": "https://a.example,https://b.example",
 			"DIRECTLINE_LOG_LEVEL": "debug", "DIRECTLINE_SHUTDOWN_TIMEOUT": "3s", "DIRECTLINE_ATTACHMENT_URL_LIFETIME": "1h",
-			"DIRECTLINE_REQUEST_TIMEOUT": "5s", "DIRECTLINE_BOT_ENDPOINT": "none",
+			"DIRECTLINE_REQUEST_TIMEOUT": "5s", "DIRECTLINE_BOT_ENDPOINT": "http://127.0.0.1:3978/api/messages",
+			"DIRECTLINE_BOT_ID": "b1", "DIRECTLINE_BOT_NAME": "B One", "DIRECTLINE_BOT_APP_ID": "app", "DIRECTLINE_BOT_APP_PASSWORD": "pw",
+			"DIRECTLINE_BOT_TOKEN_URL": "http://127.0.0.1:1/token", "DIRECTLINE_BOT_OPENID_METADATA": "http://127.0.0.1:1/meta",
+			"DIRECTLINE_BOT_JWKS_URL": "http://127.0.0.1:1/jwks", "DIRECTLINE_CONNECTOR_ALLOW": "10.0.0.0/8, 127.0.0.1",
+			"DIRECTLINE_BOT_ACK_TIMEOUT": "2s", "DIRECTLINE_BOT_TIMEOUT": "30s", "DIRECTLINE_BOT_UPLOAD_ACK_TIMEOUT": "20s",
 		}, func(c *Config) {
+			c.BotEndpoint, c.BotID, c.BotName, c.BotAppID, c.BotAppPassword = "http://127.0.0.1:3978/api/messages", "b1", "B One", "app", "pw"
+			c.BotTokenURL, c.BotOpenIDMetadata, c.BotJWKSURL = "http://127.0.0.1:1/token", "http://127.0.0.1:1/meta", "http://127.0.0.1:1/jwks"
+			c.ConnectorAllow, c.BotAckTimeout, c.BotTimeout, c.BotUploadAckTimeout = []string{"10.0.0.0/8", "127.0.0.1"}, 2*time.Second, 30*time.Second, 20*time.Second
 			c.Addr, c.PublicURL, c.Data = "0.0.0.0:8080", "https://chat.example", "/var/dl.db"
 			c.Secrets, c.TokenLifetime, c.MaxActivityBytes, c.MaxUploadBytes = []string{"s1", "s2"}, time.Hour, 1000, 2000
 			c.CORSOrigins, c.LogLevel, c.ShutdownTimeout = []string{"https://a.example", "https://b.example"}, slog.LevelDebug, 3*time.Second
 			c.AttachmentURLLifetime, c.RequestTimeout = time.Hour, 5*time.Second
 		}},
-		{"flags win over the environment", []string{"--addr", "127.0.0.1:0", "--secret", "f1", "--secret=f2", "--token-lifetime=90s", "--log-level=warn"},
-			map[string]string{"DIRECTLINE_ADDR": "0.0.0.0:1", "DIRECTLINE_SECRET": "e1,e2", "DIRECTLINE_TOKEN_LIFETIME": "1h"},
+		{"flags win over the environment", []string{"--addr", "127.0.0.1:0", "--secret", "f1", "--secret=f2", "--token-lifetime=90s", "--log-level=warn",
+			"--bot-endpoint=none", "--bot-ack-timeout=1s", "--bot-app-password=flagpw"},
+			map[string]string{"DIRECTLINE_ADDR": "0.0.0.0:1", "DIRECTLINE_SECRET": "e1,e2", "DIRECTLINE_TOKEN_LIFETIME": "1h",
+				"DIRECTLINE_BOT_ENDPOINT": "http://bot.example/api/messages", "DIRECTLINE_BOT_ACK_TIMEOUT": "5s",
+				"DIRECTLINE_BOT_APP_ID": "app", "DIRECTLINE_BOT_APP_PASSWORD": "envpw"},
 			func(c *Config) {
 				c.Addr, c.Secrets, c.TokenLifetime, c.LogLevel = "127.0.0.1:0", []string{"f1", "f2"}, 90*time.Second, slog.LevelWarn
+				c.BotEndpoint, c.BotAckTimeout, c.BotAppID, c.BotAppPassword = "none", time.Second, "app", "flagpw"
 			}},
 	}
 	for _, tt := range tests {
@@ -84,7 +99,11 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"bad duration in env", nil, map[string]string{"DIRECTLINE_TOKEN_LIFETIME": "soon"}, "DIRECTLINE_TOKEN_LIFETIME"},
 		{"bad size in env", nil, map[string]string{"DIRECTLINE_MAX_UPLOAD_BYTES": "4MB"}, "DIRECTLINE_MAX_UPLOAD_BYTES"},
 		{"bad level in env", nil, map[string]string{"DIRECTLINE_LOG_LEVEL": "loud"}, "DIRECTLINE_LOG_LEVEL"},
-		{"unknown bot endpoint", []string{"--bot-endpoint", "http://bot"}, nil, "bot-endpoint"},
+		{"unknown bot endpoint", []string{"--bot-endpoint", "bot.example"}, nil, "bot-endpoint"},
+		{"app id without password", []string{"--bot-endpoint", "http://127.0.0.1:3978/api/messages", "--bot-app-id", "app"}, nil, "bot-app-password"},
+		{"app id with the demo bot", []string{"--bot-app-id", "app", "--bot-app-password", "pw"}, nil, "demo"},
+		{"bad connector allow", []string{"--connector-allow", "localhost"}, nil, "localhost"},
+		{"zero ack timeout", []string{"--bot-ack-timeout", "0s"}, nil, "bot-ack-timeout"},
 		{"relative public URL", []string{"--public-url", "chat.example"}, nil, "public-url"},
 		{"zero lifetime", []string{"--token-lifetime", "0s"}, nil, "token-lifetime"},
 		{"negative size", []string{"--max-activity-bytes", "-1"}, nil, "max-activity-bytes"},
@@ -108,7 +127,9 @@ func TestHelpListsEveryOption(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 	for _, name := range []string{"addr", "public-url", "data", "secret", "bot-endpoint", "token-lifetime", "max-activity-bytes",
-		"max-upload-bytes", "attachment-url-lifetime", "cors-origins", "request-timeout", "shutdown-timeout", "log-level"} {
+		"max-upload-bytes", "attachment-url-lifetime", "cors-origins", "request-timeout", "shutdown-timeout", "log-level",
+		"bot-id", "bot-name", "bot-app-id", "bot-app-password", "bot-token-url", "bot-openid-metadata", "bot-jwks-url",
+		"connector-allow", "bot-ack-timeout", "bot-timeout", "bot-upload-ack-timeout"} {
 		if !strings.Contains(out.String(), "-"+name) || !strings.Contains(out.String(), "$"+envName(name)) {
 			t.Fatalf("--help lacks %s / %s:\n%s", name, envName(name), out.String())
 		}

@@ -198,6 +198,16 @@ type delivery struct {
 // Result{Pending: true} and ctx.Err(). Other errors: ErrNoResponse, ErrTimeout (when Timeout is
 // not longer than AckTimeout), ErrCredentials, ErrBadEndpoint, ErrClosed, JSON encoding errors.
 func (c *Client) Deliver(ctx context.Context, endpoint string, a *activity.Activity) (Result, error) {
+	return c.DeliverWithin(ctx, endpoint, a, c.opts.AckTimeout)
+}
+
+// DeliverWithin is Deliver with its own ack timeout instead of Options.AckTimeout (uploads get a
+// longer one, as Web Chat waits longer for activities with attachments); ackTimeout <= 0 means
+// Options.AckTimeout. Options.Timeout still bounds the request.
+func (c *Client) DeliverWithin(ctx context.Context, endpoint string, a *activity.Activity, ackTimeout time.Duration) (Result, error) {
+	if ackTimeout <= 0 {
+		ackTimeout = c.opts.AckTimeout
+	}
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return Result{}, fmt.Errorf("%w: %q", ErrBadEndpoint, endpoint)
@@ -217,7 +227,7 @@ func (c *Client) Deliver(ctx context.Context, endpoint string, a *activity.Activ
 	d := &delivery{done: make(chan outcome, 1)}
 	go c.run(context.WithoutCancel(ctx), d, endpoint, body, a)
 
-	ack := time.NewTimer(c.opts.AckTimeout)
+	ack := time.NewTimer(ackTimeout)
 	defer ack.Stop()
 	var waitErr error
 	select {
