@@ -31,6 +31,9 @@ type abInfo struct {
 	hasPartOf bool
 	pos       float64
 	hasPos    bool
+	// throws: the gen-b reducer throws on this activity (see genBMessageEntity), so the action
+	// changes nothing.
+	throws bool
 }
 
 type genAB struct {
@@ -143,7 +146,9 @@ func (g *genAB) prepare(r *record) {
 		if s, ok := jsonString(cd.entityPartOf); ok {
 			r.ab.partOf, r.ab.hasPartOf = s, true
 		}
-		if pos, partOf, hasPos, hasPartOf := genBMessageEntity(r.act); hasPos || hasPartOf {
+		pos, partOf, hasPos, hasPartOf, throws := genBMessageEntity(r.act)
+		r.ab.throws = throws
+		if hasPos || hasPartOf {
 			if hasPos {
 				r.ab.pos, r.ab.hasPos = pos, true
 			}
@@ -243,8 +248,8 @@ func (g *genAB) findBeforeAfter(key string, group map[*unit]struct{}, _, isBefor
 }
 
 func (g *genAB) upsert(r *record) {
-	if g.genB && r.ab.isLS && g.finals[r.ab.ls.sessionID] > 0 {
-		return // the session has concluded
+	if g.genB && (r.ab.throws || (r.ab.isLS && g.finals[r.ab.ls.sessionID] > 0)) {
+		return // the reducer throws, or the session has concluded
 	}
 	g.patch(r)
 	var drop []*unit
@@ -319,6 +324,9 @@ func (g *genAB) post(r *record) {
 // fulfilled replaces every activity with that clientActivityID by the patched echo, in place.
 func (g *genAB) fulfilled(cid string, echo *record) {
 	g.prepare(echo)
+	if echo.ab.throws {
+		return
+	}
 	g.patch(echo)
 	echo.pending = false
 	var hits []*unit

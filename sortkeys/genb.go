@@ -89,16 +89,33 @@ func genBLivestream(r *record) (bLivestream, bool) {
 
 // genBMessageEntity reads the schema.org Message entity as that release's getOrgSchemaMessage
 // does: the first entity whose type starts with "https://schema.org/" and whose @id is "";
-// position when it is a number, isPartOf["@id"] when it is a string (any isPartOf @type).
-func genBMessageEntity(a *activity.Activity) (pos float64, partOf string, hasPos, hasPartOf bool) {
+// position when it is a number, isPartOf["@id"] when isPartOf is a valid Thing (string @type) with
+// a string @id, whatever its @type. Invalid properties read as absent (valibot fallback), but a
+// schema.org entity met on the way with a bad @type, @context or @id makes parseThing throw, and
+// with it the reducer: throws reports that.
+func genBMessageEntity(a *activity.Activity) (pos float64, partOf string, hasPos, hasPartOf, throws bool) {
 	for _, raw := range a.Entities {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(raw, &m) != nil {
+		t := bytes.TrimSpace(raw)
+		if isJSONNull(t) {
+			return 0, "", false, false, true // null.type
+		}
+		if len(t) == 0 || t[0] != '{' {
 			continue
 		}
-		typ, _ := jsonString(m["type"])
+		var m map[string]json.RawMessage
+		if json.Unmarshal(t, &m) != nil {
+			continue
+		}
+		typRaw, present := m["type"]
+		typ, isString := jsonString(typRaw)
+		if present && !isString && !isJSONNull(typRaw) {
+			return 0, "", false, false, true // type.startsWith is not a function
+		}
 		if !strings.HasPrefix(typ, "https://schema.org/") {
 			continue
+		}
+		if !validThing(m) {
+			return 0, "", false, false, true
 		}
 		if id, ok := jsonString(m["@id"]); !ok || id != "" {
 			continue
@@ -107,14 +124,33 @@ func genBMessageEntity(a *activity.Activity) (pos float64, partOf string, hasPos
 			pos, hasPos = f, true
 		}
 		var po map[string]json.RawMessage
-		if json.Unmarshal(firstOf(m["isPartOf"]), &po) == nil {
+		if json.Unmarshal(firstOf(m["isPartOf"]), &po) == nil && validThing(po) {
 			if s, ok := jsonString(po["@id"]); ok {
 				partOf, hasPartOf = s, true
 			}
 		}
-		return
+		return pos, partOf, hasPos, hasPartOf, false
 	}
-	return
+	return 0, "", false, false, false
+}
+
+// validThing checks the members a schema.org Thing requires: a string @type, an optional
+// "https://schema.org" @context and an optional string @id.
+func validThing(m map[string]json.RawMessage) bool {
+	if _, ok := jsonString(m["@type"]); !ok {
+		return false
+	}
+	if raw, ok := m["@context"]; ok {
+		if s, ok := jsonString(raw); !ok || s != "https://schema.org" {
+			return false
+		}
+	}
+	if raw, ok := m["@id"]; ok {
+		if _, ok := jsonString(raw); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // firstOf reduces a JSON array to its first element, as schema.org single-valued properties are
