@@ -441,4 +441,3 @@ func TestUploadReachesBotR20(t *testing.T) {
 		t.Fatalf("GET contentUrl: %d %s, %d bytes", f.status, f.header.Get("Content-Type"), len(f.body))
 	}
 }
-
