@@ -1,0 +1,233 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/directline-go/directline/directline/client"
+	"github.com/directline-go/directline/directline/client/clienttest"
+)
+
+// session is one conversation with a subscription and its recorded events.
+type session struct {
+	t    *testing.T
+	conv *client.Conversation
+	sub  *client.Subscription
+
+	mu     sync.Mutex
+	events []client.Event
+}
+
+func open(t *testing.T, srv *clienttest.Server, tr client.Transport) *session {
+	t.Helper()
+	c, err := client.New(client.Options{
+		BaseURL:        srv.URL,
+		Secret:         clienttest.Secret,
+		UserID:         "u1",
+		GapWait:        20 * time.Millisecond,
+		PollInterval:   10 * time.Millisecond,
+		ReconnectDelay: 10 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	conv, err := c.StartConversation(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &session{t: t, conv: conv}
+	s.sub, err = conv.Subscribe(ctx, client.SubscribeOptions{Transport: tr, OnEvent: func(e client.Event) {
+		s.mu.Lock()
+		s.events = append(s.events, e)
+		s.mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.sub.Close() })
+	return s
+}
+
+func (s *session) post(text string) string {
+	s.t.Helper()
+	id, err := s.conv.Post(context.Background(), client.NewMessage("", text, "c-"+text))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return id
+}
+
+// receive reads n deliveries (no timeout: a missing activity hangs the test, which the test
+// binary's -timeout reports).
+func (s *session) receive(n int) []client.Delivery {
+	s.t.Helper()
+	var out []client.Delivery
+	for len(out) < n {
+		d, ok := <-s.sub.C
+		if !ok {
+			s.t.Fatalf("subscription ended after %d of %d deliveries: %v", len(out), n, s.sub.Err())
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+func (s *session) kinds() map[client.EventKind][]client.Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := map[client.EventKind][]client.Event{}
+	for _, e := range s.events {
+		m[e.Kind] = append(m[e.Kind], e)
+	}
+	return m
+}
+
+// checkContiguous asserts deliveries are in strictly increasing, contiguous positions from first.
+func checkContiguous(t *testing.T, ds []client.Delivery, first uint64, step uint64) {
+	t.Helper()
+	for i, d := range ds {
+		if !d.HasSeq || d.Seq != first+uint64(i)*step {
+			t.Fatalf("delivery %d has position %d (%v), want %d", i, d.Seq, d.HasSeq, first+uint64(i)*step)
+		}
+	}
+}
+
+func TestSubscriptionDeliversEchoesInOrder(t *testing.T) {
+	for _, tr := range []client.Transport{client.WebSocket, client.Polling} {
+		t.Run(fmt.Sprint(tr), func(t *testing.T) {
+			s := open(t, clienttest.Start(t, clienttest.Options{}), tr)
+			var ids []string
+			for i := range 5 {
+				ids = append(ids, s.post(fmt.Sprint("m", i)))
+			}
+			ds := s.receive(5)
+			checkContiguous(t, ds, 1, 1)
+			for i, d := range ds {
+				if d.Activity.ID != ids[i] {
+					t.Errorf("delivery %d is %s, want %s", i, d.Activity.ID, ids[i])
+				}
+			}
+			for k, es := range s.kinds() {
+				if k != client.EventGapSkipped {
+					t.Errorf("unexpected %s events: %v", k, es)
+				}
+			}
+		})
+	}
+}
+
+func TestSubscriptionFillsDroppedActivityFromGET(t *testing.T) {
+	srv := clienttest.Start(t, clienttest.Options{Fault: clienttest.Drop(clienttest.Text("m2"))})
+	s := open(t, srv, client.WebSocket)
+	for i := range 5 {
+		s.post(fmt.Sprint("m", i))
+	}
+	ds := s.receive(5)
+	checkContiguous(t, ds, 1, 1)
+	if ds[2].Source != client.SourceFill || ds[2].Activity.Text != "m2" {
+		t.Errorf("third delivery %q came from %s, want m2 from fill", ds[2].Activity.Text, ds[2].Source)
+	}
+	k := s.kinds()
+	if len(k[client.EventGapFilled]) != 1 || k[client.EventGapFilled][0].Seq != 3 {
+		t.Errorf("gap_filled events %v, want one at 3", k[client.EventGapFilled])
+	}
+	if len(k[client.EventLost]) != 0 {
+		t.Errorf("lost events %v", k[client.EventLost])
+	}
+}
+
+func TestSubscriptionReportsDuplicateAndReorder(t *testing.T) {
+	tests := []struct {
+		name  string
+		fault clienttest.Fault
+		kind  client.EventKind
+	}{
+		{"duplicate", clienttest.Duplicate(clienttest.Text("m1")), client.EventDuplicate},
+		// The bot's reply follows each echo, so the held echo of m1 comes after its reply.
+		{"reorder", clienttest.Swap(clienttest.Text("m1")), client.EventOutOfOrder},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := open(t, clienttest.Start(t, clienttest.Options{Bot: true, Fault: tt.fault}), client.WebSocket)
+			for i := range 3 {
+				s.post(fmt.Sprint("m", i))
+			}
+			ds := s.receive(6)
+			checkContiguous(t, ds, 1, 1)
+			if es := s.kinds()[tt.kind]; len(es) != 1 {
+				t.Errorf("%s events %v, want one", tt.kind, es)
+			}
+		})
+	}
+}
+
+func TestSubscriptionSkipsTypingPositionsWhenPolling(t *testing.T) {
+	s := open(t, clienttest.Start(t, clienttest.Options{Bot: true, Typing: true}), client.Polling)
+	for i := range 3 {
+		s.post(fmt.Sprint("m", i))
+	}
+	// Each message takes three positions: echo, typing (never in GET), reply.
+	ds := s.receive(6)
+	for i, d := range ds {
+		want := uint64(1 + 3*(i/2) + 2*(i%2))
+		if d.Seq != want {
+			t.Fatalf("delivery %d at %d, want %d", i, d.Seq, want)
+		}
+	}
+	k := s.kinds()
+	if len(k[client.EventLost]) != 0 || len(k[client.EventDuplicate]) != 0 {
+		t.Errorf("typing positions reported as problems: %v", k)
+	}
+	if len(k[client.EventGapSkipped]) == 0 {
+		t.Error("no gap_skipped event for the typing positions")
+	}
+}
+
+func TestSubscriptionResumesAfterDroppedSocket(t *testing.T) {
+	srv := clienttest.Start(t, clienttest.Options{})
+	s := open(t, srv, client.WebSocket)
+	s.post("before")
+	s.receive(1)
+	srv.DropStreams()
+	s.post("after")
+	ds := s.receive(1)
+	if ds[0].Activity.Text != "after" || ds[0].Seq != 2 {
+		t.Errorf("after the drop got %q at %d", ds[0].Activity.Text, ds[0].Seq)
+	}
+	s.post("again")
+	checkContiguous(t, s.receive(1), 3, 1)
+	k := s.kinds()
+	if len(k[client.EventReconnect]) == 0 {
+		t.Error("no reconnect event")
+	}
+	if len(k[client.EventDuplicate]) != 0 || len(k[client.EventLost]) != 0 {
+		t.Errorf("resume showed problems: %v", k)
+	}
+}
+
+func TestSubscriptionEndsOnRefusedCredential(t *testing.T) {
+	srv := clienttest.Start(t, clienttest.Options{})
+	c, err := client.New(client.Options{BaseURL: srv.URL, Secret: "wrong", PollInterval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.StartConversation(context.Background())
+	var e *client.Error
+	if !errors.As(err, &e) || e.Status != 403 && e.Status != 401 {
+		t.Fatalf("start with a wrong secret: %v", err)
+	}
+	sub, err := c.Conversation("nope").Subscribe(context.Background(), client.SubscribeOptions{Transport: client.Polling})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range sub.C {
+	}
+	if !errors.As(sub.Err(), &e) {
+		t.Errorf("polling with a wrong secret ended with %v", sub.Err())
+	}
+}
