@@ -78,6 +78,13 @@ func (b *testBot) received() []*activity.Activity {
 	return append([]*activity.Activity(nil), b.got...)
 }
 
+// authHeaders returns the Authorization header of each delivery so far.
+func (b *testBot) authHeaders() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.auth...)
+}
+
 // next waits for the next activity the bot receives; the deadline only guards against a hang.
 func (b *testBot) next() *activity.Activity {
 	b.t.Helper()
