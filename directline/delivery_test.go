@@ -343,3 +343,28 @@ func TestBotEndpointOverride(t *testing.T) {
 	r = e.do(request{method: http.MethodPost, path: "/conversations", auth: testSecret, body: map[string]any{"botEndpoint": "ftp://x"}})
 	mustStatus(t, r, http.StatusBadRequest)
 }
+
+// TestUploadGetsLongerBudget: an upload waits for the bot up to UploadAckTimeout, so a bot that
+// fails after the ordinary ack timeout still gives the upload its 502, while an ordinary message
+// to the same bot is acknowledged with 200 once the ordinary ack timeout passes.
+func TestUploadGetsLongerBudget(t *testing.T) {
+	b := newTestBot(t)
+	b.setHandler(func(w http.ResponseWriter, a *activity.Activity) {
+		if a.Type == activity.TypeMessage {
+			time.Sleep(300 * time.Millisecond) // six times the ordinary ack timeout
+			http.Error(w, "failed late", http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	})
+	e := newBotEnv(t, b.endpoint(), bot.Options{AckTimeout: 50 * time.Millisecond}, func(o *Options) { o.UploadAckTimeout = 10 * time.Second })
+	conv := e.startConversation("u1")
+	e.post(conv.Token, conv.ConversationID, map[string]any{"type": "message", "text": "plain"})
+	ct, body := multipartUpload(t, "", uploadFile{name: "a.txt", contentType: "text/plain", data: []byte("abc")})
+	r := e.do(request{method: http.MethodPost, path: "/conversations/" + conv.ConversationID + "/upload?userId=u1", auth: conv.Token,
+		body: body, header: map[string]string{"Content-Type": ct}})
+	mustStatus(t, r, http.StatusBadGateway)
+	if code := r.errorCode(t); code != CodeBotRejectedActivity {
+		t.Fatalf("code %s", code)
+	}
+}

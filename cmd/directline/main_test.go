@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -224,5 +225,88 @@ func TestHelpHidesSecrets(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "topsecret") {
 		t.Fatalf("--help shows the secret:\n%s", out.String())
+	}
+}
+
+// TestRunWithDemoBot: the plain binary (default --bot-endpoint demo) gives a working chat: the
+// built-in demo bot welcomes the user and answers a message through the Bot Connector API.
+func TestRunWithDemoBot(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "directline.db")
+	cfg, err := loadConfig([]string{"--addr", "127.0.0.1:0", "--data", data, "--secret", "s3cret"}, envOf(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, cfg, pw, io.Discard)
+		pw.Close()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	})
+	lines := bufio.NewScanner(pr)
+	var addr string
+	for addr == "" && lines.Scan() {
+		if rest, ok := strings.CutPrefix(lines.Text(), "listening on "); ok {
+			addr, _, _ = strings.Cut(rest, " ")
+		}
+	}
+	go io.Copy(io.Discard, pr)
+	base := "http://" + addr + "/v3/directline"
+	call := func(method, path, auth, body string) []byte {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+auth)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode >= 300 {
+			t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, out)
+		}
+		return out
+	}
+	var conv struct {
+		ConversationID string `json:"conversationId"`
+		Token          string `json:"token"`
+		StreamURL      string `json:"streamUrl"`
+	}
+	if err := json.Unmarshal(call(http.MethodPost, "/conversations", "s3cret", `{"user":{"id":"u1"}}`), &conv); err != nil {
+		t.Fatal(err)
+	}
+	ws, _, err := websocket.DefaultDialer.Dial(conv.StreamURL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	call(http.MethodPost, "/conversations/"+conv.ConversationID+"/activities", conv.Token, `{"type":"message","text":"hi"}`)
+	var texts []string
+	_ = ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for !slices.Contains(texts, "You said: hi") {
+		_, msg, err := ws.ReadMessage()
+		if err != nil {
+			t.Fatalf("stream after %q: %v", texts, err)
+		}
+		var set struct {
+			Activities []struct {
+				Text string `json:"text"`
+			} `json:"activities"`
+		}
+		if len(msg) > 0 && json.Unmarshal(msg, &set) == nil {
+			for _, a := range set.Activities {
+				texts = append(texts, a.Text)
+			}
+		}
+	}
+	if !strings.HasPrefix(texts[0], "Welcome") {
+		t.Fatalf("stream %q, want the welcome first", texts)
 	}
 }

@@ -459,3 +459,21 @@ func BenchmarkDeliverFastBot(b *testing.B) {
 		}
 	}
 }
+
+// TestDeliverWithinOwnAckTimeout: DeliverWithin waits for the bot up to its own ack timeout, not
+// the client's, and 0 means the client's.
+func TestDeliverWithinOwnAckTimeout(t *testing.T) {
+	b := newBot(t, func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(200 * time.Millisecond) // four times the client's ack timeout
+		w.WriteHeader(http.StatusOK)
+	})
+	c := newTestClient(t, Options{AckTimeout: 50 * time.Millisecond})
+	res, err := c.DeliverWithin(context.Background(), b.URL, inbound(), 10*time.Second)
+	if err != nil || !res.Acked || res.Status != http.StatusOK {
+		t.Fatalf("DeliverWithin 10s: %+v, %v; want Acked 200", res, err)
+	}
+	res, err = c.DeliverWithin(context.Background(), b.URL, inbound(), 0)
+	if err != nil || !res.Pending {
+		t.Fatalf("DeliverWithin 0: %+v, %v; want Pending after the client's ack timeout", res, err)
+	}
+}
