@@ -1,11 +1,35 @@
 // Package directline serves the Direct Line 3.0 client API that Bot Framework Web Chat and
 // botframework-directlinejs speak: tokens, conversations, activities, uploads and the WebSocket
-// stream, under /v3/directline. It is the only package that knows about HTTP routing (echo).
+// stream, under /v3/directline; and the Bot Connector API bots call back on (the serviceUrl of
+// every activity they receive), under /v3/conversations and /v3/attachments. It is the only
+// package that knows about HTTP routing (echo).
 //
 // Write path: POST activity → authenticate (auth.go) → decode and validate (activities.go) →
 // store.Append (the store stamps id, timestamp and sequence id, dedupes by clientActivityID and
 // hands the committed entry to the stream hub through its commit hook) → Bot.Deliver when a bot is
-// configured → {id}.
+// configured → {id}. The client's POST waits for the bot at most the ack timeout: 2xx in time is
+// 200 {id}, an error status in time is 502 BotRejectedActivity, an unreachable bot is 502
+// BotUnreachable at once, and a bot still working is 200 {id} while its request goes on in the
+// background (field case R07). The activity stays stored and echoed in every case.
+//
+// Bot side (connector.go, botdelivery.go, livestream.go): bot activities go through the same
+// store append (one id space, contiguous seq, sort keys, stream fan-out). The bot learns who
+// joined from conversationUpdates that are not log entries: one when the conversation starts
+// (the bot, plus the user when the token or start body names one), and one with [user] right
+// before the first activity of a user not known at start (field case R17); never for reconnects,
+// refreshes or client-sent conversationUpdates, which are stored and echoed but not forwarded.
+// UpdateActivity stores a revision that keeps the activity's id, timestamp and sequence id and is
+// pushed live with a new watermark (DESIGN invariant 9). DeleteActivity removes the activity from
+// history and pushes nothing: Web Chat cannot remove an activity, so live clients keep what they
+// were shown and see it gone after a reload (field case R12). Livestreams are sealed by their
+// final activity inside the store transaction (store.AppendIf, DESIGN invariant 10).
+//
+// Bot auth (DIRECTLINE.md §2.3): with no bot app id, nothing is sent to the bot and connector
+// calls are accepted without a token from Options.ConnectorAllow (loopback by default); nothing
+// needs the internet. With an app id and password, deliveries carry client-credentials tokens
+// from a token endpoint and connector calls must carry a JWT the validator accepts; with the
+// Azure AD defaults both need the internet (login.microsoftonline.com), with a local token
+// endpoint and key set neither does.
 package directline
 
 import (

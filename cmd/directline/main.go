@@ -1,5 +1,13 @@
 // Command directline runs the Direct Line 3.0 service: the client API and WebSocket stream for
-// Bot Framework Web Chat, on a bbolt file. See --help for the options.
+// Bot Framework Web Chat and the Bot Connector API for the bot, on a bbolt file. See --help for
+// the options.
+//
+// The bot: --bot-endpoint demo (the default) starts the built-in demo bot on a loopback port, a
+// URL delivers to that bot's messaging endpoint, none stores and echoes only. What needs the
+// internet: only a bot with --bot-app-id and --bot-app-password, whose tokens come from
+// --bot-token-url and whose calls are checked with the keys of --bot-openid-metadata (or
+// --bot-jwks-url), both Azure AD by default. Without an app id nothing leaves the machine but the
+// deliveries to the bot, and the bot's calls are admitted by address (--connector-allow).
 package main
 
 import (
