@@ -133,7 +133,8 @@ func seqKey(v float64) float64 {
 func (g *genAB) prepare(r *record) {
 	g.nextLid++
 	r.lid = g.nextLid
-	cd := &r.cd
+	r.ab = &abInfo{}
+	cd := r.cd
 	if r.act.Type == activity.TypeTyping {
 		r.ab.streamKey = strictKey(cd.streamID)
 		r.ab.streamSeq = toNumber(cd.streamSequence)
@@ -176,7 +177,7 @@ func (g *genAB) patch(r *record) {
 			matches = func(x *unit) bool { return x.rec.ab.isLS && x.rec.ab.ls.sessionID == r.ab.ls.sessionID }
 			isBefore = func(x *unit) bool { return x.rec.ab.ls.seq < r.ab.ls.seq }
 		}
-	} else if t, ok := r.rawText, r.rawText != nil; ok && isJSONString(t) && r.act.Type == activity.TypeTyping {
+	} else if r.textKind == textString && r.act.Type == activity.TypeTyping {
 		if s, ok := jsonNumber(r.cd.streamSequence); ok && r.ab.streamKey != "" {
 			key = r.ab.streamKey
 			group = g.byStream[key]
@@ -200,8 +201,8 @@ func (g *genAB) patch(r *record) {
 		}
 		return
 	}
-	if ts := r.rawTimestamp; ts != nil {
-		r.seq = jsDateValue(ts)
+	if r.hasTimestamp {
+		r.seq = r.tsDate
 		return
 	}
 	last := 0.0
@@ -328,6 +329,7 @@ func (g *genAB) fulfilled(cid string, echo *record) {
 		return
 	}
 	g.patch(echo)
+	echo.cd = nil
 	echo.pending = false
 	var hits []*unit
 	for u := range g.byCid[cid] {

@@ -21,10 +21,10 @@ type bLivestream struct {
 // final typing; each tried with the metadata in channelData first, then in the first entity that
 // is a valid streaminfo for that shape.
 func genBLivestream(r *record) (bLivestream, bool) {
-	if !isJSONString(r.rawID) {
+	if !r.idIsString {
 		return bLivestream{}, false
 	}
-	if r.rawText != nil && !isJSONString(r.rawText) {
+	if r.textKind == textOther {
 		return bLivestream{}, false
 	}
 	typ := r.act.Type

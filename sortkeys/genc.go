@@ -129,7 +129,11 @@ func (g *genC) fulfilled(cid string, echo *record) {
 
 func (g *genC) upsert(r *record) {
 	entry := unit{kind: unitActivity, rec: r, ts: r.ts}
-	ls, isLS := r.ls, r.isLS
+	isLS := r.ls != nil
+	var ls activity.Livestream
+	if isLS {
+		ls = *r.ls
+	}
 	if isLS {
 		if s := g.sessions[ls.SessionID]; s != nil && s.finalized {
 			return // sealed: later activities for a concluded session are dropped

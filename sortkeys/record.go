@@ -20,15 +20,21 @@ type record struct {
 	act *activity.Activity
 	// activity is the storage behind act.
 	activity activity.Activity
-	// Raw members as delivered; nil when absent or null.
-	rawID, rawText, rawTimestamp, rawLocal, rawEntities json.RawMessage
+	// idIsString and textKind say how id and text were sent (JavaScript typeof checks);
+	// hasTimestamp and tsDate are timestamp's presence and +new Date(timestamp).
+	idIsString   bool
+	textKind     uint8
+	hasTimestamp bool
+	tsDate       float64
+	// rawEntities is the entities member as delivered (nil when absent).
+	rawEntities json.RawMessage
 	// Necessary conditions, found while scanning, for the entity readers to find anything: an
 	// entity mentioning streaminfo, isPartOf or abstract (or holding an escape). They spare
 	// the readers' full decode of every entity of every activity.
 	mayStreamInfo, mayPartOf, mayAbstract bool
-	// ls is the livestream metadata (activity.Livestream), read once.
-	ls      activity.Livestream
-	isLS    bool
+	// ls is the livestream metadata (activity.Livestream), read once; nil when the activity is
+	// not part of a livestream.
+	ls      *activity.Livestream
 	id      string
 	cid     string
 	role    string
@@ -43,10 +49,13 @@ type record struct {
 	seq float64
 	// unit names the sorting unit (Item.Unit).
 	unit string
-	// cd holds the channelData members the model reads.
-	cd channelData
-	// ab is what the gen-a/gen-b reducer reads.
-	ab abInfo
+	// cd holds the channelData members the reducers read; it is dropped once the event that
+	// delivered the record has been applied.
+	cd *channelData
+	// postBack and messageBackHidden are what the renderer reads from channelData.
+	postBack, messageBackHidden bool
+	// ab is what the gen-a/gen-b reducer reads (nil in gen-c).
+	ab *abInfo
 	// uiDone says sid and shown hold the rendering layer's view of this revision.
 	uiDone bool
 	sid    string
@@ -57,6 +66,13 @@ type record struct {
 	// ghost marks a revision deleted from the store but still in the UI list (gen-c).
 	ghost bool
 }
+
+// textKind values: how text was sent.
+const (
+	textAbsent = iota
+	textString
+	textOther
+)
 
 // channelData: raw members as sent (nil when absent; JSON null is kept, as Web Chat keeps it
 // inside channelData) and whether streamType is present.
@@ -78,7 +94,7 @@ func (r *record) name() string {
 // ui returns the livestream session id (or "") and the visibility of this revision, computed once.
 func (r *record) ui() (sid string, shown bool) {
 	if !r.uiDone {
-		if r.isLS {
+		if r.ls != nil {
 			r.sid = r.ls.SessionID
 		}
 		r.shown = visible(r)
@@ -105,7 +121,8 @@ func decodeRecord(raw json.RawMessage, userID string) (*record, error) {
 	if len(t) == 0 || t[0] != '{' {
 		return nil, ErrNotObject
 	}
-	r := &record{raw: raw}
+	r := &record{raw: raw, cd: &channelData{}}
+	tsString := false
 	a := &r.activity
 	r.act = a
 	var bad error
@@ -120,15 +137,21 @@ func decodeRecord(raw json.RawMessage, userID string) (*record, error) {
 		case "type":
 			a.Type, _ = internedOf(v)
 		case "id":
-			r.rawID = v
-			a.ID, _ = stringOf(v)
+			a.ID, r.idIsString = stringOf(v)
 		case "text":
-			r.rawText = v
-			a.Text, _ = stringOf(v)
+			var isString bool
+			a.Text, isString = stringOf(v)
+			r.textKind = textOther
+			if isString {
+				r.textKind = textString
+			}
 		case "timestamp":
-			r.rawTimestamp = v
+			r.hasTimestamp, r.tsDate = true, jsDateValue(v)
+			if isJSONString(v) {
+				tsString = true
+			}
 		case "localTimestamp":
-			r.rawLocal = v
+			r.lts = num(jsDateValue(v))
 		case "replyToId":
 			a.ReplyToID, _ = stringOf(v)
 		case "from":
@@ -141,7 +164,7 @@ func decodeRecord(raw json.RawMessage, userID string) (*record, error) {
 				}
 			}) == nil
 		case "channelData":
-			cd := &r.cd
+			cd := r.cd
 			if eachMember(v, func(k []byte, cv []byte) {
 				switch string(k) {
 				case "webchat:sequence-id":
@@ -209,11 +232,13 @@ func decodeRecord(raw json.RawMessage, userID string) (*record, error) {
 	}
 	if seq, ok := jsonNumber(r.cd.seqID); ok {
 		r.ts = num(seq)
-	} else if isJSONString(r.rawTimestamp) {
-		r.ts = num(jsDateValue(r.rawTimestamp))
+	} else if tsString {
+		r.ts = num(r.tsDate)
 	}
-	if r.rawLocal != nil {
-		r.lts = num(jsDateValue(r.rawLocal))
+	r.postBack = truthy(r.cd.postBack)
+	if truthy(r.cd.messageBack) {
+		var mb map[string]json.RawMessage
+		r.messageBackHidden = json.Unmarshal(r.cd.messageBack, &mb) != nil || !truthy(mb["displayText"])
 	}
 	if r.cd.streamType {
 		// Only livestream metadata needs channelData as a map.
@@ -223,7 +248,9 @@ func decodeRecord(raw json.RawMessage, userID string) (*record, error) {
 		}
 	}
 	if r.cd.streamType || r.mayStreamInfo {
-		r.ls, r.isLS = a.Livestream()
+		if ls, ok := a.Livestream(); ok {
+			r.ls = &ls
+		}
 	}
 	return r, nil
 }

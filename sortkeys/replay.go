@@ -112,6 +112,7 @@ func (r *Replay) apply(ev Event) error {
 	case OpPost:
 		st.eng.post(rec)
 		st.track(rec)
+		rec.cd = nil
 	case OpFulfilled:
 		if _, seen := st.echoed[ev.ClientActivityID]; !seen {
 			first := *rec
@@ -119,6 +120,7 @@ func (r *Replay) apply(ev Event) error {
 			rec.rev = st.nextRev()
 		}
 		st.eng.fulfilled(ev.ClientActivityID, rec)
+		rec.cd = nil
 	case OpDelete:
 		st.eng.delete(ev.ActivityID)
 	}
@@ -150,6 +152,7 @@ func (st *state) decode(raw json.RawMessage, index int) (*record, error) {
 func (st *state) deliver(rec *record) {
 	st.eng.incoming(rec)
 	st.track(rec)
+	rec.cd = nil
 	if rec.cid != "" && rec.id != "" {
 		if _, seen := st.echoed[rec.cid]; !seen {
 			st.echoed[rec.cid] = rec.raw

@@ -131,19 +131,13 @@ func visible(r *record) bool {
 	a := r.act
 	switch a.Type {
 	case activity.TypeTyping:
-		if r.isLS && r.ls.Kind == activity.LivestreamContentless {
+		if r.ls != nil && r.ls.Kind == activity.LivestreamContentless {
 			return false
 		}
 		return hasContent(r)
 	case activity.TypeMessage:
-		if truthy(r.cd.postBack) {
+		if r.postBack || r.messageBackHidden {
 			return false
-		}
-		if raw := r.cd.messageBack; truthy(raw) {
-			var mb map[string]json.RawMessage
-			if json.Unmarshal(raw, &mb) != nil || !truthy(mb["displayText"]) {
-				return false
-			}
 		}
 		return hasContent(r)
 	}
