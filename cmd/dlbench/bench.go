@@ -1,0 +1,477 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/directline-go/directline/activity"
+	"github.com/directline-go/directline/directline/client"
+)
+
+// config is the parsed command line.
+type config struct {
+	Base          string
+	Secret        string
+	TokenEndpoint string
+	Conversations int
+	Messages      int
+	Concurrency   int
+	Transport     string
+	PollInterval  time.Duration
+	Think         time.Duration
+	Warmup        int
+	Bot           string
+	Timeout       time.Duration
+	GapWait       time.Duration
+	JSON          bool
+
+	Idle       int
+	Hold       time.Duration
+	IdlePost   bool
+	ServerPID  int
+	MetricsURL string
+}
+
+// bench is one load run.
+type bench struct {
+	cfg    config
+	http   *http.Client
+	bot    bool
+	post   *latency
+	echo   *latency
+	reply  *latency
+	errs   *counter
+	verify *verifier
+
+	received atomic.Int64
+	measured atomic.Int64
+	sent     atomic.Int64
+	mu       sync.Mutex
+	first    time.Time // start of the first measured POST
+	last     time.Time // end of the last measured message
+}
+
+func newBench(cfg config) *bench {
+	return &bench{
+		cfg:    cfg,
+		http:   &http.Client{Timeout: 30 * time.Second},
+		post:   newLatency(),
+		echo:   newLatency(),
+		reply:  newLatency(),
+		errs:   newCounter(),
+		verify: newVerifier(),
+	}
+}
+
+// counter counts by key.
+type counter struct {
+	mu sync.Mutex
+	m  map[string]int64
+}
+
+func newCounter() *counter { return &counter{m: map[string]int64{}} }
+
+func (c *counter) add(key string) {
+	c.mu.Lock()
+	c.m[key]++
+	c.mu.Unlock()
+}
+
+func (c *counter) snapshot() (map[string]int64, int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int64, len(c.m))
+	var total int64
+	for k, v := range c.m {
+		out[k] = v
+		total += v
+	}
+	return out, total
+}
+
+// errorKey groups an error by request and status/code, without ids or addresses.
+func errorKey(op string, err error) string {
+	var e *client.Error
+	if errors.As(err, &e) {
+		key := fmt.Sprintf("%s %d", e.Op, e.Status)
+		if e.Code != "" {
+			key += " " + e.Code
+		}
+		return key
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return op + ": timeout"
+	}
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": "); i >= 0 {
+		msg = msg[i+2:]
+	}
+	return op + ": " + msg
+}
+
+// newClient returns a client for one simulated user, with a token from the token endpoint when
+// one is configured.
+func (b *bench) newClient(ctx context.Context, user string) (*client.Client, error) {
+	o := client.Options{
+		BaseURL:        b.cfg.Base,
+		Secret:         b.cfg.Secret,
+		UserID:         user,
+		HTTPClient:     b.http,
+		GapWait:        b.cfg.GapWait,
+		PollInterval:   b.cfg.PollInterval,
+		ReconnectDelay: time.Second,
+	}
+	if b.cfg.TokenEndpoint != "" {
+		tok, err := b.fetchToken(ctx, user)
+		if err != nil {
+			return nil, err
+		}
+		o.Secret, o.Token = "", tok
+	}
+	return client.New(o)
+}
+
+// fetchToken POSTs {user:{id}} to the token endpoint and reads {token} from its answer.
+func (b *bench) fetchToken(ctx context.Context, user string) (string, error) {
+	body := fmt.Sprintf(`{"user":{"id":%q}}`, user)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.cfg.TokenEndpoint, strings.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := b.http.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("token endpoint: %w", err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return "", fmt.Errorf("token endpoint: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", &client.Error{Op: "token endpoint", Status: resp.StatusCode}
+	}
+	var t struct {
+		Token string `json:"token"`
+	}
+	if json.Unmarshal(data, &t) != nil || t.Token == "" {
+		return "", errors.New("token endpoint: the answer has no token")
+	}
+	return t.Token, nil
+}
+
+func (b *bench) transport() client.Transport {
+	if b.cfg.Transport == "poll" {
+		return client.Polling
+	}
+	return client.WebSocket
+}
+
+// message is one posted message and what came back for it.
+type message struct {
+	clientID string
+	id       string
+	start    time.Time
+	echoed   chan struct{}
+	replied  chan struct{}
+	echoAt   time.Time
+	replyAt  time.Time
+	echoes   int
+	replies  int
+}
+
+// conversation is one simulated user's conversation: the sender posts, the receiver matches
+// deliveries to messages and checks them.
+type conversation struct {
+	b    *bench
+	user string
+	conv *client.Conversation
+	// probe waits for replies without expecting them.
+	probe bool
+
+	mu       sync.Mutex
+	byClient map[string]*message
+	byID     map[string]*message
+	msgs     []*message
+	lastSeq  uint64
+	hasLast  bool
+}
+
+// open starts a user's conversation and subscription; the receiver goroutine runs until done is
+// closed (after the subscription ends).
+func (b *bench) open(ctx context.Context, n int, measure bool) (cv *conversation, sub *client.Subscription, done chan struct{}, ok bool) {
+	user := fmt.Sprintf("dlbench-%d-%s", n, uuid.NewString()[:8])
+	c, err := b.newClient(ctx, user)
+	if err != nil {
+		b.errs.add(errorKey("token endpoint", err))
+		return nil, nil, nil, false
+	}
+	conv, err := c.StartConversation(ctx)
+	if err != nil {
+		b.errs.add(errorKey("POST conversations", err))
+		return nil, nil, nil, false
+	}
+	cv = &conversation{b: b, user: user, conv: conv, probe: !measure, byClient: map[string]*message{}, byID: map[string]*message{}}
+	sub, err = conv.Subscribe(ctx, client.SubscribeOptions{Transport: b.transport(), OnEvent: cv.event})
+	if err != nil {
+		b.errs.add(errorKey("open stream", err))
+		return nil, nil, nil, false
+	}
+	done = make(chan struct{})
+	go func() {
+		defer close(done)
+		for d := range sub.C {
+			cv.deliver(d)
+		}
+	}()
+	return cv, sub, done, true
+}
+
+// finish closes the subscription and, for measured conversations, checks what never came.
+func (cv *conversation) finish(sub *client.Subscription, done <-chan struct{}) {
+	sub.Close()
+	<-done
+	if err := sub.Err(); err != nil {
+		cv.b.errs.add(errorKey("stream", err))
+	}
+	if !cv.probe {
+		cv.check()
+	}
+}
+
+// runConversation is one simulated user from start to the last message. A probe (measure false)
+// waits for a reply even when no bot is expected, without counting a missing one as an error.
+func (b *bench) runConversation(ctx context.Context, n int, measure bool, messages int) bool {
+	cv, sub, done, ok := b.open(ctx, n, measure)
+	if !ok {
+		return false
+	}
+	gotReply := false
+	for i := range messages {
+		if b.cfg.Think > 0 && i > 0 {
+			select {
+			case <-time.After(b.cfg.Think):
+			case <-ctx.Done():
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		if cv.send(ctx, i, measure && i >= b.cfg.Warmup) {
+			gotReply = true
+		}
+	}
+	cv.finish(sub, done)
+	return gotReply
+}
+
+// send posts message i and waits for its echo and, with a bot, its reply. It reports whether a
+// reply arrived.
+func (cv *conversation) send(ctx context.Context, i int, measure bool) bool {
+	b := cv.b
+	m := &message{clientID: uuid.NewString(), echoed: make(chan struct{}), replied: make(chan struct{})}
+	cv.mu.Lock()
+	cv.byClient[m.clientID] = m
+	cv.msgs = append(cv.msgs, m)
+	cv.mu.Unlock()
+	a := client.NewMessage(cv.user, fmt.Sprintf("dlbench %s #%d", cv.user, i), m.clientID)
+	m.start = time.Now()
+	b.sent.Add(1)
+	id, err := cv.conv.Post(ctx, a)
+	postDone := time.Now()
+	if err != nil {
+		b.errs.add(errorKey("POST activities", err))
+		return false
+	}
+	cv.mu.Lock()
+	m.id = id
+	cv.byID[id] = m
+	cv.mu.Unlock()
+	if measure {
+		b.post.add(postDone.Sub(m.start))
+	}
+	timeout := time.NewTimer(b.cfg.Timeout)
+	defer timeout.Stop()
+	select {
+	case <-m.echoed:
+	case <-timeout.C:
+		b.errs.add("echo timeout")
+		return false
+	case <-ctx.Done():
+		return false
+	}
+	end := m.echoAt
+	replied := false
+	if b.bot || cv.probe {
+		wait := timeout.C
+		if cv.probe {
+			wait = time.After(min(b.cfg.Timeout, probeReplyWait))
+		}
+		select {
+		case <-m.replied:
+			replied = true
+			end = m.replyAt
+		case <-wait:
+			if !cv.probe {
+				b.errs.add("reply timeout")
+			}
+		case <-ctx.Done():
+		}
+	}
+	if measure {
+		cv.mu.Lock()
+		b.echo.add(m.echoAt.Sub(m.start))
+		if replied && b.bot {
+			b.reply.add(m.replyAt.Sub(m.start))
+		}
+		cv.mu.Unlock()
+		b.measured.Add(1)
+		b.mu.Lock()
+		if b.first.IsZero() || m.start.Before(b.first) {
+			b.first = m.start
+		}
+		if end.After(b.last) {
+			b.last = end
+		}
+		b.mu.Unlock()
+	}
+	return replied
+}
+
+// deliver matches one delivery to the message it echoes or answers, and checks its sort keys and
+// position.
+func (cv *conversation) deliver(d client.Delivery) {
+	cv.b.received.Add(1)
+	a := d.Activity
+	if d.Revision {
+		return
+	}
+	cv.b.verify.sortKeys(cv.conv.ID, a)
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	if d.HasSeq {
+		if cv.hasLast && d.Seq <= cv.lastSeq {
+			cv.b.verify.problem(catOrder, "%s: position %d delivered after %d", cv.conv.ID, d.Seq, cv.lastSeq)
+		}
+		cv.lastSeq, cv.hasLast = d.Seq, true
+	}
+	if a.Type != activity.TypeMessage {
+		return
+	}
+	if m := cv.echoOf(a); m != nil {
+		m.echoes++
+		if m.echoes == 1 {
+			m.echoAt = d.Received
+			close(m.echoed)
+		} else {
+			cv.b.verify.problem(catDuplicate, "%s: echo of %s delivered %d times", cv.conv.ID, a.ID, m.echoes)
+		}
+		return
+	}
+	if m := cv.byID[a.ReplyToID]; m != nil && a.ReplyToID != "" {
+		m.replies++
+		if m.replies == 1 {
+			m.replyAt = d.Received
+			close(m.replied)
+		} else {
+			cv.b.verify.problem(catDuplicate, "%s: reply %s to %s is the %d. reply", cv.conv.ID, a.ID, a.ReplyToID, m.replies)
+		}
+	}
+}
+
+// echoOf returns the message a is the echo of: same clientActivityID, or the id POST answered.
+func (cv *conversation) echoOf(a *activity.Activity) *message {
+	if a.From != nil && a.From.Role != "" && a.From.Role != activity.RoleUser {
+		return nil
+	}
+	if id := a.ClientActivityID(); id != "" {
+		if m := cv.byClient[id]; m != nil {
+			return m
+		}
+	}
+	if a.ReplyToID == "" {
+		if m := cv.byID[a.ID]; m != nil {
+			return m
+		}
+	}
+	return nil
+}
+
+// event turns the client's sequence events into verification problems.
+func (cv *conversation) event(e client.Event) {
+	v := cv.b.verify
+	switch e.Kind {
+	case client.EventDuplicate:
+		v.problem(catDuplicate, "%s: %s (position %d) arrived again", cv.conv.ID, e.ID, e.Seq)
+	case client.EventOutOfOrder:
+		v.problem(catOrder, "%s: %s (position %d) arrived after a higher position", cv.conv.ID, e.ID, e.Seq)
+	case client.EventGapFilled:
+		v.problem(catGap, "%s: the stream skipped %s (position %d); GET activities returned it", cv.conv.ID, e.ID, e.Seq)
+	case client.EventLost:
+		v.problem(catLost, "%s: positions %d..%d never arrived and GET's watermark does not pass them", cv.conv.ID, e.From, e.To)
+	case client.EventGapSkipped:
+		v.skipped.Add(int64(e.To - e.From + 1))
+	case client.EventReconnect:
+		v.reconnects.Add(1)
+	case client.EventError:
+		cv.b.errs.add(errorKey("stream", e.Err))
+	}
+}
+
+// check reports messages whose echo or expected reply never came.
+func (cv *conversation) check() {
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	for _, m := range cv.msgs {
+		if m.id == "" {
+			continue
+		}
+		if m.echoes == 0 {
+			cv.b.verify.problem(catMissing, "%s: no echo of %s", cv.conv.ID, m.id)
+		}
+		if cv.b.bot && m.replies == 0 {
+			cv.b.verify.problem(catMissing, "%s: no bot reply to %s", cv.conv.ID, m.id)
+		}
+	}
+}
+
+// probeReplyWait bounds how long bot auto-detection waits for a reply after the echo.
+const probeReplyWait = 3 * time.Second
+
+// detectBot runs one probe conversation (not counted) and reports whether a bot answered.
+func (b *bench) detectBot(ctx context.Context) bool {
+	b.bot = false
+	return b.runConversation(ctx, 0, false, 1)
+}
+
+// runLoad runs every conversation, at most Concurrency at a time, and returns the wall time.
+func (b *bench) runLoad(ctx context.Context) time.Duration {
+	sem := make(chan struct{}, b.cfg.Concurrency)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for n := 1; n <= b.cfg.Conversations; n++ {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			b.runConversation(ctx, n, true, b.cfg.Messages)
+		})
+	}
+	wg.Wait()
+	return time.Since(start)
+}

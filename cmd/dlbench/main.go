@@ -1,0 +1,290 @@
+// Command dlbench is a load generator that speaks Direct Line 3.0 to any service (this one, the
+// hosted Azure service, another implementation) through package directline/client.
+//
+// Usage:
+//
+//	dlbench --base URL (--secret S | --token-endpoint URL) [flags]
+//	dlbench --base URL --secret S --idle N [--hold D] [--idle-post] [--server-pid P | --metrics-url U]
+//
+// Each simulated user starts a conversation, opens the stream (or polls), posts messages one
+// after another and waits for each echo and, when a bot is behind, for the reply whose replyToId
+// names the message. The report gives throughput, latency percentiles (p50/p95/p99/max, in
+// milliseconds) of the POST round trip, POST→echo and POST→bot reply, errors by request and
+// status/code, and a verification section: every expected activity received exactly once, in
+// sequence-id order per conversation, with no gaps, and with well-formed sort keys.
+//
+// Flags:
+//
+//	--base URL              route prefix of the service, as Web Chat's domain: e.g.
+//	                        http://127.0.0.1:3000/v3/directline (offline-directline: .../directline)
+//	--secret S              Direct Line secret (environment DLBENCH_SECRET)
+//	--token-endpoint URL    token server: POST {"user":{"id"}} answers {"token"}; one token per user
+//	--conversations N       simulated users, one conversation each (default 10)
+//	--messages N            messages each user posts (default 10)
+//	--concurrency N         users running at once (default: --conversations)
+//	--transport ws|poll     WebSocket stream or GET polling (default ws)
+//	--poll-interval D       polling interval (default 1s)
+//	--think D               pause between a user's messages (default 0)
+//	--warmup N              first N messages of each user are verified but not measured (default 0)
+//	--bot auto|yes|no       expect bot replies; auto probes with one conversation first (default auto)
+//	--timeout D             wait for each echo and reply (default 10s)
+//	--gap-wait D            how long a hole in the sequence may stay before GET fills it (default 500ms)
+//	--json                  print the report as one JSON document
+//
+// Idle mode (--idle N): open N conversations with streams, hold them for --hold, then with
+// --idle-post send one message in each and measure POST→echo. With --server-pid (Linux: VmRSS of
+// /proc/<pid>/status) or --metrics-url (process_resident_memory_bytes of a Prometheus endpoint)
+// it reads the server's resident memory before opening and after holding, and prints bytes per
+// stream.
+//
+// JSON report (load):
+//
+//	{"config":{"base","transport","conversations","messages","concurrency","warmup","think_ms","bot"},
+//	 "duration_s":1.2,
+//	 "messages":{"sent":100,"measured":100,"per_second":812.5},
+//	 "activities_received":200,"activities_per_second":166.7,
+//	 "latency_ms":{"post":S,"echo":S,"reply":S},
+//	 "errors":{"total":0,"by_kind":{"POST activities 502 BotError":1,"echo timeout":1}},
+//	 "verification":{"ok":true,"problems":0,"by_category":{"missing","duplicate","out_of_order",
+//	   "gap","lost","sort_key"},"examples":["gap: <conv>: ..."],"skipped_positions":0,"reconnects":0}}
+//
+// where S is {"count","mean","p50","p95","p99","max"} in milliseconds (reply is all zero without a
+// bot). Percentiles are nearest-rank over at most 100000 samples per latency (reservoir sampling);
+// count, mean and max are exact. Messages inside --warmup are not in latency_ms nor in
+// messages.measured. The bot-detection probe conversation is not measured but is verified.
+//
+// JSON report (idle): {"idle":{"streams","opened","hold_s","rss_before_bytes","rss_after_bytes",
+// "bytes_per_stream","delivery_ms":S,"errors":{"total","by_kind"}}}; the rss fields are 0 without
+// --server-pid or --metrics-url.
+//
+// Verification categories: missing (an echo or expected reply never came), duplicate (an activity
+// arrived twice), out_of_order (an activity arrived after a higher sequence id), gap (the stream
+// skipped an activity that GET activities returned), lost (positions neither delivered nor passed
+// by GET's watermark), sort_key (webchat:sequence-id or timestamp missing or malformed). Positions
+// that GET's watermark passes without an activity (typing takes a position that GET never returns)
+// are counted in skipped_positions and are not problems.
+//
+// Exit status: 0 when every message completed without error and verification found nothing, 1
+// when errors occurred or verification failed, 2 for usage errors.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitProblem = 1
+	exitUsage   = 2
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+// parseFlags reads the command line; flag.ErrHelp after printing the usage for -h.
+func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("dlbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.Base, "base", "", "route prefix of the service, e.g. http://127.0.0.1:3000/v3/directline")
+	fs.StringVar(&c.Secret, "secret", getenv("DLBENCH_SECRET"), "Direct Line secret (environment DLBENCH_SECRET)")
+	fs.StringVar(&c.TokenEndpoint, "token-endpoint", "", `token server URL: POST {"user":{"id"}} answers {"token"}`)
+	fs.IntVar(&c.Conversations, "conversations", 10, "simulated users, one conversation each")
+	fs.IntVar(&c.Messages, "messages", 10, "messages each user posts")
+	fs.IntVar(&c.Concurrency, "concurrency", 0, "users running at once (default: --conversations)")
+	fs.StringVar(&c.Transport, "transport", "ws", "ws (WebSocket stream) or poll (GET activities)")
+	fs.DurationVar(&c.PollInterval, "poll-interval", time.Second, "polling interval with --transport poll")
+	fs.DurationVar(&c.Think, "think", 0, "pause between a user's messages")
+	fs.IntVar(&c.Warmup, "warmup", 0, "first N messages of each user are verified but not measured")
+	fs.StringVar(&c.Bot, "bot", "auto", "expect bot replies: auto, yes or no")
+	fs.DurationVar(&c.Timeout, "timeout", 10*time.Second, "wait for each echo and reply")
+	fs.DurationVar(&c.GapWait, "gap-wait", 500*time.Millisecond, "how long a hole in the sequence may stay before GET fills it")
+	fs.BoolVar(&c.JSON, "json", false, "print the report as JSON")
+	fs.IntVar(&c.Idle, "idle", 0, "idle mode: open N streams and hold them")
+	fs.DurationVar(&c.Hold, "hold", 10*time.Second, "idle mode: how long to hold the streams")
+	fs.BoolVar(&c.IdlePost, "idle-post", false, "idle mode: after holding, post one message in each conversation and measure POST→echo")
+	fs.IntVar(&c.ServerPID, "server-pid", 0, "idle mode: read the server's VmRSS from /proc/<pid>/status")
+	fs.StringVar(&c.MetricsURL, "metrics-url", "", "idle mode: read process_resident_memory_bytes from this Prometheus endpoint")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: dlbench --base URL (--secret S | --token-endpoint URL) [flags]\n\nLoad generator for Direct Line 3.0 services; see the package documentation (go doc ./cmd/dlbench) for the JSON report.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = c.Conversations
+	}
+	var errs []error
+	if c.Base == "" {
+		errs = append(errs, errors.New("--base is required"))
+	}
+	if c.Secret != "" && c.TokenEndpoint != "" {
+		errs = append(errs, errors.New("--secret and --token-endpoint exclude each other"))
+	}
+	if c.Conversations < 1 || c.Messages < 1 || c.Concurrency < 1 {
+		errs = append(errs, errors.New("--conversations, --messages and --concurrency must be at least 1"))
+	}
+	if c.Warmup < 0 || c.Idle < 0 {
+		errs = append(errs, errors.New("--warmup and --idle must not be negative"))
+	}
+	if c.Transport != "ws" && c.Transport != "poll" {
+		errs = append(errs, fmt.Errorf("--transport %q: want ws or poll", c.Transport))
+	}
+	if c.Bot != "auto" && c.Bot != "yes" && c.Bot != "no" {
+		errs = append(errs, fmt.Errorf("--bot %q: want auto, yes or no", c.Bot))
+	}
+	if c.Timeout <= 0 || c.PollInterval <= 0 || c.GapWait <= 0 {
+		errs = append(errs, errors.New("--timeout, --poll-interval and --gap-wait must be positive"))
+	}
+	return c, errors.Join(errs...)
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	cfg, err := parseFlags(args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "dlbench:", err)
+		return exitUsage
+	}
+	if cfg.Idle > 0 {
+		return runIdle(ctx, cfg, stdout, stderr)
+	}
+	b := newBench(cfg)
+	switch cfg.Bot {
+	case "yes":
+		b.bot = true
+	case "auto":
+		b.bot = b.detectBot(ctx)
+		// The probe is verified but not counted.
+		b.sent.Store(0)
+		b.received.Store(0)
+	}
+	elapsed := b.runLoad(ctx)
+	rep := b.report(elapsed)
+	if cfg.JSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(rep)
+	} else {
+		rep.print(stdout)
+	}
+	if rep.Errors.Total > 0 || !rep.Verification.OK || ctx.Err() != nil {
+		return exitProblem
+	}
+	return exitOK
+}
+
+// Report is the load report (see the package doc for its JSON).
+type Report struct {
+	Config struct {
+		Base          string `json:"base"`
+		Transport     string `json:"transport"`
+		Conversations int    `json:"conversations"`
+		Messages      int    `json:"messages"`
+		Concurrency   int    `json:"concurrency"`
+		Warmup        int    `json:"warmup"`
+		ThinkMS       int64  `json:"think_ms"`
+		Bot           bool   `json:"bot"`
+	} `json:"config"`
+	DurationS float64 `json:"duration_s"`
+	Messages  struct {
+		Sent      int64   `json:"sent"`
+		Measured  int64   `json:"measured"`
+		PerSecond float64 `json:"per_second"`
+	} `json:"messages"`
+	ActivitiesReceived  int64              `json:"activities_received"`
+	ActivitiesPerSecond float64            `json:"activities_per_second"`
+	Latency             map[string]Summary `json:"latency_ms"`
+	Errors              ErrorReport        `json:"errors"`
+	Verification        Verification       `json:"verification"`
+}
+
+// ErrorReport counts errors by request and status/code (JSON: errors).
+type ErrorReport struct {
+	Total  int64            `json:"total"`
+	ByKind map[string]int64 `json:"by_kind"`
+}
+
+func (b *bench) report(elapsed time.Duration) Report {
+	var r Report
+	r.Config.Base = b.cfg.Base
+	r.Config.Transport = b.cfg.Transport
+	r.Config.Conversations = b.cfg.Conversations
+	r.Config.Messages = b.cfg.Messages
+	r.Config.Concurrency = b.cfg.Concurrency
+	r.Config.Warmup = b.cfg.Warmup
+	r.Config.ThinkMS = b.cfg.Think.Milliseconds()
+	r.Config.Bot = b.bot
+	r.DurationS = round(elapsed.Seconds())
+	r.Messages.Sent = b.sent.Load()
+	r.Messages.Measured = b.measured.Load()
+	b.mu.Lock()
+	if window := b.last.Sub(b.first).Seconds(); window > 0 {
+		r.Messages.PerSecond = round(float64(r.Messages.Measured) / window)
+	}
+	b.mu.Unlock()
+	r.ActivitiesReceived = b.received.Load()
+	if s := elapsed.Seconds(); s > 0 {
+		r.ActivitiesPerSecond = round(float64(r.ActivitiesReceived) / s)
+	}
+	r.Latency = map[string]Summary{"post": b.post.summary(), "echo": b.echo.summary(), "reply": b.reply.summary()}
+	r.Errors.ByKind, r.Errors.Total = b.errs.snapshot()
+	r.Verification = b.verify.result()
+	return r
+}
+
+func (r Report) print(w io.Writer) {
+	fmt.Fprintf(w, "dlbench %s  transport=%s conversations=%d messages=%d concurrency=%d warmup=%d think=%dms bot=%v\n\n",
+		r.Config.Base, r.Config.Transport, r.Config.Conversations, r.Config.Messages, r.Config.Concurrency, r.Config.Warmup, r.Config.ThinkMS, r.Config.Bot)
+	fmt.Fprintf(w, "duration      %.3f s\n", r.DurationS)
+	fmt.Fprintf(w, "messages      %d sent, %d measured, %.1f/s\n", r.Messages.Sent, r.Messages.Measured, r.Messages.PerSecond)
+	fmt.Fprintf(w, "activities    %d received, %.1f/s\n\n", r.ActivitiesReceived, r.ActivitiesPerSecond)
+	fmt.Fprintf(w, "latency (ms)  %8s %8s %8s %8s %8s %8s\n", "count", "mean", "p50", "p95", "p99", "max")
+	for _, k := range []string{"post", "echo", "reply"} {
+		s := r.Latency[k]
+		fmt.Fprintf(w, "  %-11s %8d %8.2f %8.2f %8.2f %8.2f %8.2f\n", k, s.Count, s.Mean, s.P50, s.P95, s.P99, s.Max)
+	}
+	fmt.Fprintf(w, "\nerrors        %d\n", r.Errors.Total)
+	printCounts(w, r.Errors.ByKind)
+	v := r.Verification
+	status := "OK"
+	if !v.OK {
+		status = "FAILED"
+	}
+	fmt.Fprintf(w, "\nverification  %s: %d problems, %d skipped positions (typing), %d reconnects\n", status, v.Problems, v.SkippedPositions, v.Reconnects)
+	printCounts(w, v.ByCategory)
+	for _, e := range v.Examples {
+		fmt.Fprintf(w, "  - %s\n", e)
+	}
+}
+
+func printCounts(w io.Writer, m map[string]int64) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "  %-40s %d\n", strings.TrimSpace(k), m[k])
+	}
+}
