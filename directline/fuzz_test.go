@@ -6,10 +6,14 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/directline-go/directline/activity"
+	"github.com/directline-go/directline/store"
 )
 
 // FuzzParseWatermark: every input is either accepted as a value that formats back to the same
@@ -98,6 +102,47 @@ func FuzzSanitizeFileName(f *testing.F) {
 			if r < 0x20 || r == 0x7f {
 				t.Fatalf("sanitizeFileName(%q) = %q keeps a control character", s, got)
 			}
+		}
+	})
+}
+
+// FuzzConnectorAttachmentID: every id connectorAttachmentID makes parses back to its parts, and
+// no input makes the parser panic.
+func FuzzConnectorAttachmentID(f *testing.F) {
+	f.Add("conv", "0b6c7f0e-8f6d-4d55-9a35-9f4f3c1a1b2c", "")
+	f.Add("a|b.c", "x", "bm9wZQ.x")
+	f.Add("", "", "..")
+	f.Fuzz(func(t *testing.T, conv, stored, raw string) {
+		_, _, _ = parseConnectorAttachmentID(raw)
+		if conv == "" || stored == "" || strings.Contains(stored, ".") {
+			return
+		}
+		c, s, err := parseConnectorAttachmentID(connectorAttachmentID(conv, stored))
+		if err != nil || c != conv || s != stored {
+			t.Fatalf("round trip of %q %q: %q %q %v", conv, stored, c, s, err)
+		}
+	})
+}
+
+// FuzzBotActivity: whatever a bot sends, addressing it and reading its livestream and
+// part-grouping metadata neither panics nor leaves the stand-in id on it.
+func FuzzBotActivity(f *testing.F) {
+	f.Add([]byte(`{"type":"typing","text":"A","entities":[{"type":"streaminfo","streamType":"streaming","streamSequence":1}]}`))
+	f.Add([]byte(`{"type":"message","channelData":{"streamType":"final","streamId":"c|0000001"},"replyToId":"c|x"}`))
+	f.Add([]byte(`{"type":"message","entities":[{"type":"https://schema.org/Message","@id":"","isPartOf":{"@id":"h-1","@type":"HowTo"},"position":"2"}]}`))
+	s := &Server{log: slog.New(slog.DiscardHandler)}
+	conv := store.Conversation{ID: "c", UserID: "u1"}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		a, err := activity.Decode(data)
+		if err != nil {
+			return
+		}
+		s.addressBotActivity(conv, a)
+		livestream(a, true)
+		_, _ = streamType(a), streamIDMember(a)
+		s.warnPartGrouping(conv, a)
+		if a.ID != "" || a.From == nil || a.From.Role != activity.RoleBot || a.Conversation.ID != "c" {
+			t.Fatalf("addressed activity: id %q from %+v", a.ID, a.From)
 		}
 	})
 }
