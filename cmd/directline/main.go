@@ -21,9 +21,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -109,7 +112,7 @@ func run(ctx context.Context, cfg Config, out, logOut io.Writer) error {
 		return err
 	}
 	hub = stream.NewHub(st, stream.Options{Logger: logger})
-	delivery, validator, stopBot, err := startBot(cfg, logger)
+	delivery, validator, stopBot, err := startBot(cfg, public, ln.Addr().(*net.TCPAddr), logger)
 	if err != nil {
 		return errors.Join(err, st.Close())
 	}
@@ -159,8 +162,9 @@ func run(ctx context.Context, cfg Config, out, logOut io.Writer) error {
 
 // startBot builds the delivery to the bot (starting the demo bot for --bot-endpoint demo) and, for
 // a bot with an app id, the validator of its connector calls. stop ends the deliveries in flight
-// and the demo bot.
-func startBot(cfg Config, logger *slog.Logger) (*directline.BotClient, *botauth.Validator, func(context.Context) error, error) {
+// and the demo bot. public and listen are the service's public URL and listening address, which
+// the in-process demo bot uses to reach the service directly.
+func startBot(cfg Config, public string, listen *net.TCPAddr, logger *slog.Logger) (*directline.BotClient, *botauth.Validator, func(context.Context) error, error) {
 	opts := bot.Options{AckTimeout: cfg.BotAckTimeout, Timeout: cfg.BotTimeout, Logger: logger}
 	var validator *botauth.Validator
 	if cfg.BotAppID != "" {
@@ -172,7 +176,8 @@ func startBot(cfg Config, logger *slog.Logger) (*directline.BotClient, *botauth.
 	delivery := &directline.BotClient{Client: client, Endpoint: cfg.BotEndpoint}
 	stopDemo := func(context.Context) error { return nil }
 	if cfg.BotEndpoint == botDemo {
-		u, stop, err := demobot.Start("127.0.0.1:0", demobot.Options{Logger: logger})
+		client := &http.Client{Timeout: 30 * time.Second, Transport: localTransport{public: strings.TrimRight(public, "/"), local: localURL(listen)}}
+		u, stop, err := demobot.Start("127.0.0.1:0", demobot.Options{Logger: logger, HTTPClient: client})
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -183,6 +188,35 @@ func startBot(cfg Config, logger *slog.Logger) (*directline.BotClient, *botauth.
 		return errors.Join(client.Close(ctx), stopDemo(ctx))
 	}
 	return delivery, validator, stop, nil
+}
+
+// localTransport sends requests for URLs under public (the demo bot's Bot Connector calls and
+// attachment downloads, addressed by serviceUrl) to the local listener instead, so the in-process
+// demo bot works behind a reverse proxy or TLS terminator it may not be able to reach, and its
+// calls come from loopback (--connector-allow).
+type localTransport struct {
+	public, local string
+}
+
+func (t localTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if rest, ok := strings.CutPrefix(r.URL.String(), t.public); ok && (rest == "" || rest[0] == '/' || rest[0] == '?') {
+		u, err := url.Parse(t.local + rest)
+		if err != nil {
+			return nil, err
+		}
+		r = r.Clone(r.Context())
+		r.URL, r.Host = u, ""
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// localURL is the plain-HTTP URL of the listener, on loopback when it listens on every address.
+func localURL(a *net.TCPAddr) string {
+	ip := a.IP
+	if ip == nil || ip.IsUnspecified() {
+		ip = net.IPv4(127, 0, 0, 1)
+	}
+	return "http://" + net.JoinHostPort(ip.String(), strconv.Itoa(a.Port))
 }
 
 // shutdown stops the HTTP server and the hub together, then the bot deliveries in flight and the

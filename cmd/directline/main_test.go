@@ -228,11 +228,12 @@ func TestHelpHidesSecrets(t *testing.T) {
 	}
 }
 
-// TestRunWithDemoBot: the plain binary (default --bot-endpoint demo) gives a working chat: the
-// built-in demo bot welcomes the user and answers a message through the Bot Connector API.
-func TestRunWithDemoBot(t *testing.T) {
+// runService runs the service with args on a free port until the test ends and returns its
+// address.
+func runService(t *testing.T, args ...string) string {
+	t.Helper()
 	data := filepath.Join(t.TempDir(), "directline.db")
-	cfg, err := loadConfig([]string{"--addr", "127.0.0.1:0", "--data", data, "--secret", "s3cret"}, envOf(nil), io.Discard)
+	cfg, err := loadConfig(append([]string{"--addr", "127.0.0.1:0", "--data", data, "--secret", "s3cret"}, args...), envOf(nil), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,37 +258,56 @@ func TestRunWithDemoBot(t *testing.T) {
 		}
 	}
 	go io.Copy(io.Discard, pr)
-	base := "http://" + addr + "/v3/directline"
-	call := func(method, path, auth, body string) []byte {
-		t.Helper()
-		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+auth)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		out, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode >= 300 {
-			t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, out)
-		}
-		return out
+	if addr == "" {
+		t.Fatal("the service did not print its address")
 	}
-	var conv struct {
-		ConversationID string `json:"conversationId"`
-		Token          string `json:"token"`
-		StreamURL      string `json:"streamUrl"`
-	}
-	if err := json.Unmarshal(call(http.MethodPost, "/conversations", "s3cret", `{"user":{"id":"u1"}}`), &conv); err != nil {
+	return addr
+}
+
+// apiCall makes one client API call on the service at addr and returns the body of its 2xx answer.
+func apiCall(t *testing.T, addr, method, path, auth, body string) []byte {
+	t.Helper()
+	req, _ := http.NewRequest(method, "http://"+addr+"/v3/directline"+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+auth)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
 		t.Fatal(err)
 	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 300 {
+		t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, out)
+	}
+	return out
+}
+
+type startedConversation struct {
+	ConversationID string `json:"conversationId"`
+	Token          string `json:"token"`
+	StreamURL      string `json:"streamUrl"`
+}
+
+func startWithUser(t *testing.T, addr string) startedConversation {
+	t.Helper()
+	var conv startedConversation
+	if err := json.Unmarshal(apiCall(t, addr, http.MethodPost, "/conversations", "s3cret", `{"user":{"id":"u1"}}`), &conv); err != nil {
+		t.Fatal(err)
+	}
+	return conv
+}
+
+// TestRunWithDemoBot: the plain binary (default --bot-endpoint demo) gives a working chat: the
+// built-in demo bot welcomes the user and answers a message through the Bot Connector API.
+func TestRunWithDemoBot(t *testing.T) {
+	addr := runService(t)
+	conv := startWithUser(t, addr)
 	ws, _, err := websocket.DefaultDialer.Dial(conv.StreamURL, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ws.Close()
-	call(http.MethodPost, "/conversations/"+conv.ConversationID+"/activities", conv.Token, `{"type":"message","text":"hi"}`)
+	apiCall(t, addr, http.MethodPost, "/conversations/"+conv.ConversationID+"/activities", conv.Token, `{"type":"message","text":"hi"}`)
 	var texts []string
 	_ = ws.SetReadDeadline(time.Now().Add(10 * time.Second))
 	for !slices.Contains(texts, "You said: hi") {
@@ -308,5 +328,22 @@ func TestRunWithDemoBot(t *testing.T) {
 	}
 	if !strings.HasPrefix(texts[0], "Welcome") {
 		t.Fatalf("stream %q, want the welcome first", texts)
+	}
+}
+
+// TestDemoBotBehindPublicURL: with a public URL the process cannot reach (a reverse proxy's, with
+// TLS and a path prefix), the demo bot still answers: its calls to serviceUrl go to the listener.
+// The welcome is sent during the start, so history has it once the start has answered.
+func TestDemoBotBehindPublicURL(t *testing.T) {
+	addr := runService(t, "--public-url", "https://chat.invalid/chat")
+	conv := startWithUser(t, addr)
+	var set struct {
+		Activities []struct {
+			Text string `json:"text"`
+		} `json:"activities"`
+	}
+	body := apiCall(t, addr, http.MethodGet, "/conversations/"+conv.ConversationID+"/activities", conv.Token, "")
+	if err := json.Unmarshal(body, &set); err != nil || len(set.Activities) != 1 || !strings.HasPrefix(set.Activities[0].Text, "Welcome") {
+		t.Fatalf("history %s, want the demo bot's welcome", body)
 	}
 }
