@@ -32,6 +32,7 @@ type config struct {
 	Warmup        int
 	Bot           string
 	Timeout       time.Duration
+	ProbeWait     time.Duration
 	GapWait       time.Duration
 	JSON          bool
 
@@ -202,9 +203,11 @@ type conversation struct {
 	mu       sync.Mutex
 	byClient map[string]*message
 	byID     map[string]*message
-	msgs     []*message
-	lastSeq  uint64
-	hasLast  bool
+	// early holds replies that came before the POST's answer gave their message's id.
+	early   map[string][]client.Delivery
+	msgs    []*message
+	lastSeq uint64
+	hasLast bool
 }
 
 // open starts a user's conversation and subscription; the receiver goroutine runs until done is
@@ -221,7 +224,7 @@ func (b *bench) open(ctx context.Context, n int, measure bool) (cv *conversation
 		b.errs.add(errorKey("POST conversations", err))
 		return nil, nil, nil, false
 	}
-	cv = &conversation{b: b, user: user, conv: conv, probe: !measure, byClient: map[string]*message{}, byID: map[string]*message{}}
+	cv = &conversation{b: b, user: user, conv: conv, probe: !measure, byClient: map[string]*message{}, byID: map[string]*message{}, early: map[string][]client.Delivery{}}
 	sub, err = conv.Subscribe(ctx, client.SubscribeOptions{Transport: b.transport(), OnEvent: cv.event})
 	if err != nil {
 		b.errs.add(errorKey("open stream", err))
@@ -296,6 +299,11 @@ func (cv *conversation) send(ctx context.Context, i int, measure bool) bool {
 	cv.mu.Lock()
 	m.id = id
 	cv.byID[id] = m
+	// The reply may have come before the POST's answer named the message.
+	for _, d := range cv.early[id] {
+		cv.gotReply(m, d)
+	}
+	delete(cv.early, id)
 	cv.mu.Unlock()
 	if measure {
 		b.post.add(postDone.Sub(m.start))
@@ -315,7 +323,7 @@ func (cv *conversation) send(ctx context.Context, i int, measure bool) bool {
 	if b.bot || cv.probe {
 		wait := timeout.C
 		if cv.probe {
-			wait = time.After(min(b.cfg.Timeout, probeReplyWait))
+			wait = time.After(min(b.cfg.Timeout, b.cfg.ProbeWait))
 		}
 		select {
 		case <-m.replied:
@@ -378,15 +386,25 @@ func (cv *conversation) deliver(d client.Delivery) {
 		}
 		return
 	}
-	if m := cv.byID[a.ReplyToID]; m != nil && a.ReplyToID != "" {
-		m.replies++
-		if m.replies == 1 {
-			m.replyAt = d.Received
-			close(m.replied)
-		} else {
-			cv.b.verify.problem(catDuplicate, "%s: reply %s to %s is the %d. reply", cv.conv.ID, a.ID, a.ReplyToID, m.replies)
-		}
+	if a.ReplyToID == "" {
+		return
 	}
+	if m := cv.byID[a.ReplyToID]; m != nil {
+		cv.gotReply(m, d)
+	} else {
+		cv.early[a.ReplyToID] = append(cv.early[a.ReplyToID], d)
+	}
+}
+
+// gotReply records a bot reply to m; the caller holds cv.mu.
+func (cv *conversation) gotReply(m *message, d client.Delivery) {
+	m.replies++
+	if m.replies == 1 {
+		m.replyAt = d.Received
+		close(m.replied)
+		return
+	}
+	cv.b.verify.problem(catDuplicate, "%s: reply %s to %s is reply number %d", cv.conv.ID, d.Activity.ID, m.id, m.replies)
 }
 
 // echoOf returns the message a is the echo of: same clientActivityID, or the id POST answered.
@@ -444,9 +462,6 @@ func (cv *conversation) check() {
 		}
 	}
 }
-
-// probeReplyWait bounds how long bot auto-detection waits for a reply after the echo.
-const probeReplyWait = 3 * time.Second
 
 // detectBot runs one probe conversation (not counted) and reports whether a bot answered.
 func (b *bench) detectBot(ctx context.Context) bool {

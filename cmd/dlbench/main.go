@@ -28,6 +28,7 @@
 //	--warmup N              first N messages of each user are verified but not measured (default 0)
 //	--bot auto|yes|no       expect bot replies; auto probes with one conversation first (default auto)
 //	--timeout D             wait for each echo and reply (default 10s)
+//	--probe-wait D          with --bot auto: wait for the probe's reply after its echo (default 3s)
 //	--gap-wait D            how long a hole in the sequence may stay before GET fills it (default 500ms)
 //	--json                  print the report as one JSON document
 //
@@ -112,6 +113,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.IntVar(&c.Warmup, "warmup", 0, "first N messages of each user are verified but not measured")
 	fs.StringVar(&c.Bot, "bot", "auto", "expect bot replies: auto, yes or no")
 	fs.DurationVar(&c.Timeout, "timeout", 10*time.Second, "wait for each echo and reply")
+	fs.DurationVar(&c.ProbeWait, "probe-wait", 3*time.Second, "with --bot auto: how long the probe waits for a reply after its echo")
 	fs.DurationVar(&c.GapWait, "gap-wait", 500*time.Millisecond, "how long a hole in the sequence may stay before GET fills it")
 	fs.BoolVar(&c.JSON, "json", false, "print the report as JSON")
 	fs.IntVar(&c.Idle, "idle", 0, "idle mode: open N streams and hold them")
@@ -151,8 +153,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	if c.Bot != "auto" && c.Bot != "yes" && c.Bot != "no" {
 		errs = append(errs, fmt.Errorf("--bot %q: want auto, yes or no", c.Bot))
 	}
-	if c.Timeout <= 0 || c.PollInterval <= 0 || c.GapWait <= 0 {
-		errs = append(errs, errors.New("--timeout, --poll-interval and --gap-wait must be positive"))
+	if c.Timeout <= 0 || c.PollInterval <= 0 || c.GapWait <= 0 || c.ProbeWait <= 0 {
+		errs = append(errs, errors.New("--timeout, --poll-interval, --gap-wait and --probe-wait must be positive"))
 	}
 	return c, errors.Join(errs...)
 }

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,8 +44,9 @@ type Options struct {
 }
 
 // Fault rewrites one stream frame (an ActivitySet) into the frames the client gets instead
-// (none, the same, several). It is called for every frame of every stream, one at a time.
-type Fault func(set json.RawMessage) []json.RawMessage
+// (none, the same, several). It is called for every frame of every stream, one call at a time;
+// stream numbers the connection the frame belongs to.
+type Fault func(stream uint64, frame json.RawMessage) []json.RawMessage
 
 // Server is the running service.
 type Server struct {
@@ -55,6 +57,7 @@ type Server struct {
 	front, back *httptest.Server
 	fault       Fault
 	faultMu     sync.Mutex
+	streams     atomic.Uint64
 	mu          sync.Mutex
 	conns       map[*websocket.Conn]struct{}
 }
@@ -152,6 +155,7 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		front.Close()
 	}()
+	stream := s.streams.Add(1)
 	go func() {
 		for {
 			if _, _, err := front.ReadMessage(); err != nil {
@@ -172,7 +176,7 @@ func (s *Server) relay(w http.ResponseWriter, r *http.Request) {
 		frames := []json.RawMessage{data}
 		if len(data) > 0 && s.fault != nil {
 			s.faultMu.Lock()
-			frames = s.fault(data)
+			frames = s.fault(stream, data)
 			s.faultMu.Unlock()
 		}
 		for _, f := range frames {
@@ -199,18 +203,23 @@ func join(set activitySet) json.RawMessage {
 	return b
 }
 
-// Text matches activities whose text is t.
-func Text(t string) func(json.RawMessage) bool {
+// Matching adapts a test on the decoded activity to the faults' matchers.
+func Matching(f func(*activity.Activity) bool) func(json.RawMessage) bool {
 	return func(raw json.RawMessage) bool {
 		a, err := activity.Decode(raw)
-		return err == nil && a.Text == t
+		return err == nil && f(a)
 	}
+}
+
+// Text matches activities whose text is t.
+func Text(t string) func(json.RawMessage) bool {
+	return Matching(func(a *activity.Activity) bool { return a.Text == t })
 }
 
 // Drop removes the first activity that matches from its frame, once.
 func Drop(match func(json.RawMessage) bool) Fault {
 	done := false
-	return func(frame json.RawMessage) []json.RawMessage {
+	return func(_ uint64, frame json.RawMessage) []json.RawMessage {
 		set, ok := split(frame)
 		if done || !ok {
 			return []json.RawMessage{frame}
@@ -232,7 +241,7 @@ func Drop(match func(json.RawMessage) bool) Fault {
 // Duplicate sends the first frame holding a matching activity twice, once.
 func Duplicate(match func(json.RawMessage) bool) Fault {
 	done := false
-	return func(frame json.RawMessage) []json.RawMessage {
+	return func(_ uint64, frame json.RawMessage) []json.RawMessage {
 		set, ok := split(frame)
 		if done || !ok {
 			return []json.RawMessage{frame}
@@ -247,14 +256,16 @@ func Duplicate(match func(json.RawMessage) bool) Fault {
 	}
 }
 
-// Swap holds back the first frame holding a matching activity and sends it after the frame
-// that follows it, once. The relay serves one stream at a time per Fault call, so use it with
-// one conversation whose next frame is sure to come (a bot reply after the echo).
+// Swap delivers the first matching activity after the activity that follows it, once: inside
+// its frame when another activity follows there, else by holding the frame back until the next
+// frame of the same stream. Use it where something is sure to follow (a bot reply after the
+// echo).
 func Swap(match func(json.RawMessage) bool) Fault {
 	var held json.RawMessage
+	var heldOn uint64
 	done := false
-	return func(frame json.RawMessage) []json.RawMessage {
-		if held != nil {
+	return func(stream uint64, frame json.RawMessage) []json.RawMessage {
+		if held != nil && stream == heldOn {
 			out := []json.RawMessage{frame, held}
 			held = nil
 			return out
@@ -263,12 +274,17 @@ func Swap(match func(json.RawMessage) bool) Fault {
 		if done || !ok {
 			return []json.RawMessage{frame}
 		}
-		for _, a := range set.Activities {
-			if match(a) {
-				done = true
-				held = frame
-				return nil
+		for i, a := range set.Activities {
+			if !match(a) {
+				continue
 			}
+			done = true
+			if i+1 < len(set.Activities) {
+				set.Activities[i], set.Activities[i+1] = set.Activities[i+1], set.Activities[i]
+				return []json.RawMessage{join(set)}
+			}
+			held, heldOn = frame, stream
+			return nil
 		}
 		return []json.RawMessage{frame}
 	}

@@ -1,0 +1,254 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/directline-go/directline/activity"
+	"github.com/directline-go/directline/directline/client/clienttest"
+)
+
+func noEnv(string) string { return "" }
+
+// bench runs dlbench with --json against srv and decodes the report.
+func runBench(t *testing.T, srv *clienttest.Server, extra ...string) (Report, int) {
+	t.Helper()
+	args := append([]string{"--base", srv.URL, "--secret", clienttest.Secret, "--json", "--gap-wait", "20ms", "--timeout", "5s"}, extra...)
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), args, noEnv, &out, &errOut)
+	var r Report
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatalf("exit %d, output %q (%v), stderr %q", code, out.String(), err, errOut.String())
+	}
+	return r, code
+}
+
+func TestCleanRunVerifies(t *testing.T) {
+	tests := []struct {
+		name      string
+		opts      clienttest.Options
+		args      []string
+		bot       bool
+		skipped   bool
+		wantReply int64
+	}{
+		{"ws without bot (auto-detected)", clienttest.Options{}, []string{"--bot", "auto", "--probe-wait", "100ms"}, false, false, 0},
+		{"ws with bot (auto-detected)", clienttest.Options{Bot: true}, []string{"--bot", "auto"}, true, false, 12},
+		{"poll with bot and typing", clienttest.Options{Bot: true, Typing: true}, []string{"--bot", "yes", "--transport", "poll", "--poll-interval", "10ms"}, true, true, 12},
+		{"ws with typing and warm-up", clienttest.Options{Bot: true, Typing: true}, []string{"--bot", "yes", "--warmup", "1", "--concurrency", "2"}, true, false, 9},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := clienttest.Start(t, tt.opts)
+			r, code := runBench(t, srv, append([]string{"--conversations", "3", "--messages", "4"}, tt.args...)...)
+			if code != exitOK || !r.Verification.OK || r.Errors.Total != 0 {
+				t.Fatalf("exit %d, errors %v, verification %+v", code, r.Errors, r.Verification)
+			}
+			if r.Config.Bot != tt.bot {
+				t.Errorf("bot = %v, want %v", r.Config.Bot, tt.bot)
+			}
+			if r.Messages.Sent != 12 {
+				t.Errorf("sent %d messages, want 12", r.Messages.Sent)
+			}
+			measured := int64(12)
+			if tt.wantReply == 9 {
+				measured = 9
+			}
+			if r.Messages.Measured != measured || r.Latency["echo"].Count != measured || r.Latency["post"].Count != measured {
+				t.Errorf("measured %d, echo %d, post %d; want %d", r.Messages.Measured, r.Latency["echo"].Count, r.Latency["post"].Count, measured)
+			}
+			if r.Latency["reply"].Count != tt.wantReply {
+				t.Errorf("reply latencies %d, want %d", r.Latency["reply"].Count, tt.wantReply)
+			}
+			if tt.skipped != (r.Verification.SkippedPositions > 0) {
+				t.Errorf("skipped positions %d", r.Verification.SkippedPositions)
+			}
+		})
+	}
+}
+
+// stripSequenceIDs removes webchat:sequence-id from every activity of every frame.
+func stripSequenceIDs(_ uint64, frame json.RawMessage) []json.RawMessage {
+	var set struct {
+		Activities []*activity.Activity `json:"activities"`
+		Watermark  string               `json:"watermark"`
+	}
+	if json.Unmarshal(frame, &set) != nil {
+		return []json.RawMessage{frame}
+	}
+	for _, a := range set.Activities {
+		delete(a.ChannelData, activity.KeySequenceID)
+	}
+	b, _ := json.Marshal(set)
+	return []json.RawMessage{b}
+}
+
+func TestFaultyServerIsCaught(t *testing.T) {
+	second := clienttest.Matching(func(a *activity.Activity) bool {
+		return a.From != nil && a.From.Role == activity.RoleUser && strings.HasSuffix(a.Text, " #1")
+	})
+	tests := []struct {
+		name     string
+		opts     clienttest.Options
+		args     []string
+		category string
+		errors   bool
+	}{
+		{"dropped echo is filled from GET", clienttest.Options{Bot: true, Fault: clienttest.Drop(second)}, nil, catGap, false},
+		{"duplicated frame", clienttest.Options{Bot: true, Fault: clienttest.Duplicate(second)}, nil, catDuplicate, false},
+		{"reordered frames", clienttest.Options{Bot: true, Fault: clienttest.Swap(second)}, nil, catOrder, false},
+		{"missing sort keys", clienttest.Options{Fault: stripSequenceIDs}, []string{"--bot", "no"}, catSortKey, false},
+		// Without a bot nothing follows the last echo, so its loss shows as a missing echo.
+		{"dropped last echo", clienttest.Options{Fault: clienttest.Drop(clienttest.Matching(func(a *activity.Activity) bool {
+			return strings.HasSuffix(a.Text, " #1")
+		}))}, []string{"--bot", "no", "--timeout", "300ms"}, catMissing, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := clienttest.Start(t, tt.opts)
+			args := append([]string{"--conversations", "2", "--messages", "2", "--bot", "yes"}, tt.args...)
+			r, code := runBench(t, srv, args...)
+			if code != exitProblem {
+				t.Errorf("exit %d, want %d", code, exitProblem)
+			}
+			v := r.Verification
+			if v.OK || v.ByCategory[tt.category] == 0 {
+				t.Fatalf("verification %+v, want a %s problem", v, tt.category)
+			}
+			for cat, n := range v.ByCategory {
+				if cat != tt.category && !(tt.category == catMissing && cat == catMissing) {
+					t.Errorf("unexpected %d %s problems: %v", n, cat, v.Examples)
+				}
+			}
+			if tt.errors != (r.Errors.Total > 0) {
+				t.Errorf("errors %v", r.Errors)
+			}
+		})
+	}
+}
+
+func TestHumanReport(t *testing.T) {
+	srv := clienttest.Start(t, clienttest.Options{Bot: true})
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"--base", srv.URL, "--secret", clienttest.Secret, "--conversations", "2", "--messages", "2", "--bot", "yes"}, noEnv, &out, &errOut)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s %s", code, out.String(), errOut.String())
+	}
+	for _, want := range []string{"latency (ms)", "post", "echo", "reply", "verification  OK"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	tests := [][]string{
+		{},
+		{"--base", "http://x/v3/directline", "--transport", "carrier-pigeon"},
+		{"--base", "http://x/v3/directline", "--bot", "maybe"},
+		{"--base", "http://x/v3/directline", "--secret", "s", "--token-endpoint", "http://t"},
+		{"--base", "http://x/v3/directline", "--messages", "0"},
+		{"--base", "http://x/v3/directline", "extra"},
+	}
+	for _, args := range tests {
+		var out, errOut bytes.Buffer
+		if code := run(context.Background(), args, noEnv, &out, &errOut); code != exitUsage {
+			t.Errorf("%q: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+}
+
+func TestTokenEndpoint(t *testing.T) {
+	srv := clienttest.Start(t, clienttest.Options{})
+	calls := 0
+	tokens := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/tokens/generate", r.Body)
+		req.Header.Set("Authorization", "Bearer "+clienttest.Secret)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		w.WriteHeader(resp.StatusCode)
+		var buf bytes.Buffer
+		_, _ = buf.ReadFrom(resp.Body)
+		_, _ = w.Write(buf.Bytes())
+	}))
+	defer tokens.Close()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"--base", srv.URL, "--token-endpoint", tokens.URL, "--conversations", "2", "--messages", "2", "--bot", "no", "--concurrency", "1", "--json"}, noEnv, &out, &errOut)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s %s", code, out.String(), errOut.String())
+	}
+	if calls != 2 {
+		t.Errorf("token endpoint called %d times, want once per user (2)", calls)
+	}
+}
+
+func TestIdleReportsBytesPerStream(t *testing.T) {
+	srv := clienttest.Start(t, clienttest.Options{})
+	rss := []int64{10 << 20, 13 << 20}
+	metrics := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "# TYPE process_resident_memory_bytes gauge\nprocess_resident_memory_bytes %g\n", float64(rss[0]))
+		rss = rss[1:]
+	}))
+	defer metrics.Close()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"--base", srv.URL, "--secret", clienttest.Secret, "--idle", "3", "--hold", "10ms", "--idle-post", "--metrics-url", metrics.URL, "--json"}, noEnv, &out, &errOut)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s %s", code, out.String(), errOut.String())
+	}
+	var r struct {
+		Idle IdleReport `json:"idle"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Idle.Opened != 3 || r.Idle.BytesPerStream != 1<<20 || r.Idle.Delivery.Count != 3 {
+		t.Errorf("idle report %+v", r.Idle)
+	}
+}
+
+func TestParseServerMemory(t *testing.T) {
+	n, err := parseVmRSS(strings.NewReader("Name:\tdirectline\nVmPeak:\t  9999 kB\nVmRSS:\t   2048 kB\n"))
+	if err != nil || n != 2048<<10 {
+		t.Errorf("VmRSS = %d, %v", n, err)
+	}
+	if _, err := parseVmRSS(strings.NewReader("Name:\tx\n")); err == nil {
+		t.Error("a status without VmRSS parsed")
+	}
+	n, err = parseMetricsRSS(strings.NewReader("process_resident_memory_bytes_total 1\nprocess_resident_memory_bytes 1.2345e+07\n"))
+	if err != nil || n != 12345000 {
+		t.Errorf("metrics RSS = %d, %v", n, err)
+	}
+	if _, err := parseMetricsRSS(strings.NewReader("go_goroutines 3\n")); err == nil {
+		t.Error("metrics without process_resident_memory_bytes parsed")
+	}
+}
+
+func TestLatencyPercentiles(t *testing.T) {
+	l := newLatency()
+	for i := 1; i <= 1000; i++ {
+		l.add(time.Duration(i) * time.Millisecond)
+	}
+	s := l.summary()
+	if s.Count != 1000 || s.P50 != 500 || s.P95 != 950 || s.P99 != 990 || s.Max != 1000 || s.Mean != 500.5 {
+		t.Errorf("summary %+v", s)
+	}
+	big := newLatency()
+	for i := range reservoirSize + 500 {
+		big.add(time.Duration(i%100) * time.Millisecond)
+	}
+	if len(big.samples) != reservoirSize || big.summary().Count != reservoirSize+500 {
+		t.Errorf("reservoir holds %d samples for %d", len(big.samples), big.count)
+	}
+}
