@@ -4,12 +4,17 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
 	"io"
 	"log/slog"
+	"math/big"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -18,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/gorilla/websocket"
 
 	"github.com/directline-go/directline/directline/botauth"
@@ -345,5 +351,66 @@ func TestDemoBotBehindPublicURL(t *testing.T) {
 	body := apiCall(t, addr, http.MethodGet, "/conversations/"+conv.ConversationID+"/activities", conv.Token, "")
 	if err := json.Unmarshal(body, &set); err != nil || len(set.Activities) != 1 || !strings.HasPrefix(set.Activities[0].Text, "Welcome") {
 		t.Fatalf("history %s, want the demo bot's welcome", body)
+	}
+}
+
+// TestRunWithBotAppID: with --bot-app-id and local --bot-token-url and --bot-jwks-url, nothing
+// needs the internet: deliveries carry the token minted by the token endpoint, and connector
+// calls need a JWT signed with a key of the JWKS (401 without).
+func TestRunWithBotAppID(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/token":
+			_ = json.NewEncoder(w).Encode(map[string]any{"access_token": "minted", "expires_in": 3600})
+		case "/jwks":
+			_ = json.NewEncoder(w).Encode(map[string]any{"keys": []any{map[string]string{"kty": "RSA", "kid": "k1", "use": "sig",
+				"n": base64.RawURLEncoding.EncodeToString(key.N.Bytes()),
+				"e": base64.RawURLEncoding.EncodeToString(big.NewInt(int64(key.E)).Bytes())}}})
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(auth.Close)
+	got := make(chan string, 16)
+	bot := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get("Authorization")
+	}))
+	t.Cleanup(bot.Close)
+
+	addr := runService(t, "--bot-endpoint", bot.URL+"/api/messages", "--bot-app-id", "app1", "--bot-app-password", "pw",
+		"--bot-token-url", auth.URL+"/token", "--bot-jwks-url", auth.URL+"/jwks")
+	conv := startWithUser(t, addr)
+	if h := <-got; h != "Bearer minted" {
+		t.Fatalf("delivery Authorization %q, want the minted token", h)
+	}
+	tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{"iss": botauth.BotFrameworkIssuers[0], "aud": botauth.BotTokenAudience,
+		"appid": "app1", "exp": time.Now().Add(time.Hour).Unix()})
+	tok.Header["kid"] = "k1"
+	signed, err := tok.SignedString(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		auth   string
+		status int
+	}{{"", http.StatusUnauthorized}, {"Bearer " + signed, http.StatusOK}} {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/v3/conversations/"+conv.ConversationID+"/activities",
+			strings.NewReader(`{"type":"message","text":"from the bot"}`))
+		req.Header.Set("Content-Type", "application/json")
+		if tc.auth != "" {
+			req.Header.Set("Authorization", tc.auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Fatalf("connector call with %q: %d, want %d", tc.auth, resp.StatusCode, tc.status)
+		}
 	}
 }
