@@ -34,6 +34,8 @@ func (s *Server) connectorRoutes(e *echo.Echo) {
 	g.PUT("/:id/activities/:activityId", s.updateActivity)
 	g.DELETE("/:id/activities/:activityId", s.deleteActivity)
 	g.GET("/:id/members", s.getConversationMembers)
+	g.GET("/:id/members/:memberId", s.getConversationMember)
+	g.GET("/:id/pagedmembers", s.getConversationPagedMembers)
 	g.GET("/:id/activities/:activityId/members", s.getActivityMembers)
 	g.POST("/:id/attachments", s.uploadAttachment)
 	a := e.Group("/v3/attachments", s.connectorAuth)
@@ -325,6 +327,36 @@ func (s *Server) getConversationMembers(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, members(conv))
+}
+
+// getConversationMember is GetConversationMember: GET .../members/{memberId} → 200
+// ChannelAccount; ErrNotFound for someone who is not a member.
+func (s *Server) getConversationMember(c echo.Context) error {
+	conv, err := s.connectorConversation(c)
+	if err != nil {
+		return err
+	}
+	id, err := pathParam(c, "memberId")
+	if err != nil {
+		return err
+	}
+	for _, m := range conv.Members {
+		if m.ID == id {
+			return c.JSON(http.StatusOK, m)
+		}
+	}
+	return ErrNotFound.Msg("member not found")
+}
+
+// getConversationPagedMembers is GetConversationPagedMembers: GET .../pagedmembers → 200
+// {members}. A Direct Line conversation has a handful of members, so one page holds them all and
+// there is no continuationToken.
+func (s *Server) getConversationPagedMembers(c echo.Context) error {
+	conv, err := s.connectorConversation(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"members": members(conv)})
 }
 
 // getActivityMembers is GetActivityMembers: GET .../activities/{activityId}/members → 200

@@ -329,6 +329,23 @@ func TestConnectorConversations(t *testing.T) {
 	}
 	r = e.connector(http.MethodGet, nil, "conversations", created.ID, "activities", created.ActivityID, "members")
 	mustStatus(t, r, http.StatusOK)
+	r = e.connector(http.MethodGet, nil, "conversations", created.ID, "members", "u9")
+	mustStatus(t, r, http.StatusOK)
+	var one map[string]string
+	r.decode(t, &one)
+	if one["id"] != "u9" || one["name"] != "Nine" {
+		t.Fatalf("GetConversationMember %s", r.body)
+	}
+	mustStatus(t, e.connector(http.MethodGet, nil, "conversations", created.ID, "members", "nobody"), http.StatusNotFound)
+	r = e.connector(http.MethodGet, nil, "conversations", created.ID, "pagedmembers")
+	mustStatus(t, r, http.StatusOK)
+	var paged struct {
+		Members []map[string]string `json:"members"`
+	}
+	r.decode(t, &paged)
+	if len(paged.Members) != 2 {
+		t.Fatalf("GetConversationPagedMembers %s", r.body)
+	}
 
 	r = e.connector(http.MethodPost, map[string]any{"activities": []any{
 		map[string]any{"type": "message", "text": "old 1", "id": "x1", "timestamp": "2020-01-01T00:00:00Z", "from": map[string]string{"id": "u9", "role": "user"}},
