@@ -138,7 +138,7 @@ func FuzzBotActivity(f *testing.F) {
 			return
 		}
 		s.addressBotActivity(conv, a)
-		livestream(a, true)
+		mirrorLivestream(a)
 		_, _ = streamType(a), streamIDMember(a)
 		s.warnPartGrouping(conv, a)
 		if a.ID != "" || a.From == nil || a.From.Role != activity.RoleBot || a.Conversation.ID != "c" {

@@ -13,16 +13,14 @@ import (
 // activities that have an id (WEBCHAT-ORDERING §4.5).
 const probeID = "pending"
 
-// livestream reads a's livestream metadata, with a stand-in id when it has none yet; with mirror,
-// it first copies streaminfo-only metadata into channelData.
-func livestream(a *activity.Activity, mirror bool) (activity.Livestream, bool) {
+// mirrorLivestream copies streaminfo-only livestream metadata into channelData and returns the
+// metadata, using a stand-in id while a has none yet.
+func mirrorLivestream(a *activity.Activity) (activity.Livestream, bool) {
 	if a.ID == "" {
 		a.ID = probeID
 		defer func() { a.ID = "" }()
 	}
-	if mirror {
-		a.MirrorStreamInfo()
-	}
+	a.MirrorStreamInfo()
 	return a.Livestream()
 }
 
@@ -40,7 +38,7 @@ func livestream(a *activity.Activity, mirror bool) (activity.Livestream, bool) {
 // stream and seals the stream with its final in the same transaction, so two concurrent finals
 // cannot both be stored and a seal survives a crash with the final.
 func (s *Server) checkLivestream(ctx context.Context, conv store.Conversation, a *activity.Activity) (func(*store.Conversation) error, error) {
-	ls, ok := livestream(a, true)
+	ls, ok := mirrorLivestream(a)
 	if streamType(a) == activity.StreamTypeFinal && !ok {
 		if streamIDMember(a) == "" {
 			return nil, ErrMissingProperty.Msg("a final livestream activity needs streamId, the id of the stream's first activity")
