@@ -76,6 +76,9 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// LogLevel is debug, info, warn or error. Default info.
 	LogLevel slog.Level
+	// DemoPage is the node_modules folder the demo page loads Web Chat from, served at "/";
+	// "none" serves no page. Default webchat-demo/node_modules.
+	DemoPage string
 }
 
 // loader registers options on a FlagSet with defaults taken from the environment when set.
@@ -224,6 +227,7 @@ func loadConfig(args []string, getenv func(string) string, out io.Writer) (Confi
 	l.duration(&c.RequestTimeout, "request-timeout", directline.DefaultRequestTimeout, "deadline for reading a request and writing its response (not the WebSocket stream)")
 	l.duration(&c.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "hard deadline of a graceful shutdown")
 	l.level(&c.LogLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn or error")
+	l.string(&c.DemoPage, "demo-page", "webchat-demo/node_modules", `node_modules folder of the demo page served at "/" (stock Web Chat from npm), or "none" for no page`)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: directline [flags]\n\nA Direct Line 3.0 service for Bot Framework Web Chat. Every flag can also be set with the environment variable shown; a flag wins.\n\n")
 		fs.PrintDefaults()

@@ -38,6 +38,7 @@ import (
 	"github.com/directline-go/directline/store"
 	"github.com/directline-go/directline/store/bolt"
 	"github.com/directline-go/directline/webchat-demo/demobot"
+	"github.com/directline-go/directline/webchat-demo/page"
 )
 
 func main() {
@@ -139,8 +140,12 @@ func run(ctx context.Context, cfg Config, out, logOut io.Writer) error {
 	if err != nil {
 		return errors.Join(err, stopBot(context.Background()), st.Close())
 	}
+	handler, err := withDemoPage(srv, cfg, secrets[0], localURL(ln.Addr().(*net.TCPAddr)), logger)
+	if err != nil {
+		return errors.Join(err, stopBot(context.Background()), st.Close())
+	}
 	httpSrv := &http.Server{
-		Handler:           srv,
+		Handler:           handler,
 		ReadHeaderTimeout: readHeaderTimeout,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
@@ -158,6 +163,28 @@ func run(ctx context.Context, cfg Config, out, logOut io.Writer) error {
 	}
 	logger.Info("shutting down")
 	return shutdown(httpSrv, hub, stopBot, st, cfg.ShutdownTimeout, logger)
+}
+
+// withDemoPage routes every path outside /v3/ to the demo page unless --demo-page is none. The
+// page's token backend calls this service's own tokens/generate over the listener with a secret,
+// so the browser never sees the secret.
+func withDemoPage(api http.Handler, cfg Config, secret, local string, logger *slog.Logger) (http.Handler, error) {
+	if cfg.DemoPage == "none" {
+		return api, nil
+	}
+	pg, err := page.New(page.Options{
+		Secret:     secret,
+		TokenURL:   local + directline.BasePath + "/tokens/generate",
+		ModulesDir: cfg.DemoPage,
+		Logger:     logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/v3/", api)
+	mux.Handle("/", pg)
+	return mux, nil
 }
 
 // startBot builds the delivery to the bot (starting the demo bot for --bot-endpoint demo) and, for
