@@ -41,7 +41,7 @@ func TestLoadConfig(t *testing.T) {
 		BotUploadAckTimeout: 30 * time.Second,
 		TokenLifetime:       30 * time.Minute, MaxActivityBytes: 256 << 10, MaxUploadBytes: 4 << 20,
 		AttachmentURLLifetime: 24 * time.Hour, CORSOrigins: []string{"*"}, RequestTimeout: time.Minute,
-		ShutdownTimeout: 10 * time.Second, LogLevel: slog.LevelInfo,
+		ShutdownTimeout: 10 * time.Second, LogLevel: slog.LevelInfo, DemoPage: "webchat-demo/node_modules",
 	}
 	tests := []struct {
 		name string
@@ -411,6 +411,34 @@ func TestRunWithBotAppID(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != tc.status {
 			t.Fatalf("connector call with %q: %d, want %d", tc.auth, resp.StatusCode, tc.status)
+		}
+	}
+}
+
+// TestDemoPageRouting: every path outside /v3/ goes to the demo page, /v3/ to the API, and
+// --demo-page none leaves the API alone.
+func TestDemoPageRouting(t *testing.T) {
+	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Header().Set("X-Api", "1") })
+	for _, tc := range []struct {
+		demoPage, path string
+		api            bool
+	}{
+		{"webchat-demo/node_modules", "/", false},
+		{"webchat-demo/node_modules", "/v3/directline/conversations", true},
+		{"webchat-demo/node_modules", "/v3/conversations/x/activities", true},
+		{"none", "/", true},
+	} {
+		h, err := withDemoPage(api, Config{DemoPage: tc.demoPage}, "s", "http://127.0.0.1:1", slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tc.path, nil))
+		if got := rec.Header().Get("X-Api") == "1"; got != tc.api {
+			t.Errorf("--demo-page %s, GET %s: served by the API = %v, want %v", tc.demoPage, tc.path, got, tc.api)
+		}
+		if !tc.api && rec.Code != http.StatusOK {
+			t.Errorf("GET %s: status %d, want the page", tc.path, rec.Code)
 		}
 	}
 }
