@@ -165,11 +165,11 @@ func parseVmRSS(r io.Reader) (int64, error) {
 		if len(f) != 2 || f[1] != "kB" {
 			break
 		}
-		kb, err := strconv.ParseInt(f[0], 10, 64)
+		kb, err := strconv.ParseUint(f[0], 10, 53)
 		if err != nil {
 			break
 		}
-		return kb << 10, nil
+		return int64(kb) << 10, nil
 	}
 	return 0, errors.New("no VmRSS line in the process status")
 }

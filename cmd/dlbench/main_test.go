@@ -252,3 +252,17 @@ func TestLatencyPercentiles(t *testing.T) {
 		t.Errorf("reservoir holds %d samples for %d", len(big.samples), big.count)
 	}
 }
+
+// FuzzServerMemory: the memory parsers never panic and never report a negative size from a
+// status file.
+func FuzzServerMemory(f *testing.F) {
+	f.Add("VmRSS:\t 12 kB\n")
+	f.Add("process_resident_memory_bytes 1e9\n")
+	f.Add("VmRSS:\t-5 kB\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		if n, err := parseVmRSS(strings.NewReader(s)); err == nil && n < 0 {
+			t.Fatalf("VmRSS %d from %q", n, s)
+		}
+		_, _ = parseMetricsRSS(strings.NewReader(s))
+	})
+}

@@ -248,6 +248,33 @@ type ActivitySet struct {
 	Watermark  string               `json:"watermark"`
 }
 
+// UnmarshalJSON also takes a watermark sent as a JSON number (offline-directline does) or null.
+func (s *ActivitySet) UnmarshalJSON(data []byte) error {
+	var raw struct {
+		Activities []*activity.Activity `json:"activities"`
+		Watermark  json.RawMessage      `json:"watermark"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	s.Activities, s.Watermark = raw.Activities, ""
+	w := bytes.TrimSpace(raw.Watermark)
+	switch {
+	case len(w) == 0 || string(w) == "null":
+	case w[0] == '"':
+		if err := json.Unmarshal(w, &s.Watermark); err != nil {
+			return err
+		}
+	default:
+		var n json.Number
+		if err := json.Unmarshal(w, &n); err != nil {
+			return fmt.Errorf("watermark %s is neither a string nor a number", w)
+		}
+		s.Watermark = n.String()
+	}
+	return nil
+}
+
 // Activities is GET /conversations/{id}/activities?watermark=W (W "" = from the start); the
 // service answers one page (at most 100 activities on this service).
 func (c *Conversation) Activities(ctx context.Context, watermark string) (ActivitySet, error) {

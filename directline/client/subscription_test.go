@@ -2,8 +2,13 @@ package client_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -230,5 +235,76 @@ func TestSubscriptionEndsOnRefusedCredential(t *testing.T) {
 	}
 	if !errors.As(sub.Err(), &e) {
 		t.Errorf("polling with a wrong secret ended with %v", sub.Err())
+	}
+}
+
+// offlineDirectLine mimics offline-directline's routes: /directline prefix, no token and a
+// camelCase expiresIn in the start answer, uuid-like ids without a sequence, a numeric watermark
+// that counts activities, and no stream.
+func offlineDirectLine(t *testing.T) string {
+	var mu sync.Mutex
+	var history []map[string]any
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /directline/conversations", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, `{"conversationId":"3f1c","expiresIn":1800}`)
+	})
+	mux.HandleFunc("POST /directline/conversations/3f1c/activities", func(w http.ResponseWriter, r *http.Request) {
+		var a map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&a); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		a["id"] = fmt.Sprintf("uuid-%d", len(history))
+		history = append(history, a)
+		mu.Unlock()
+		json.NewEncoder(w).Encode(map[string]any{"id": a["id"]})
+	})
+	mux.HandleFunc("GET /directline/conversations/3f1c/activities", func(w http.ResponseWriter, r *http.Request) {
+		w0, _ := strconv.Atoi(r.URL.Query().Get("watermark"))
+		mu.Lock()
+		page := append([]map[string]any{}, history[min(w0, len(history)):]...)
+		n := len(history)
+		mu.Unlock()
+		json.NewEncoder(w).Encode(map[string]any{"activities": page, "watermark": n})
+	})
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+	return ts.URL + "/directline"
+}
+
+func TestClientSpeaksToOfflineDirectLine(t *testing.T) {
+	c, err := client.New(client.Options{BaseURL: offlineDirectLine(t), UserID: "u1", PollInterval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	conv, err := c.StartConversation(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if conv.ID != "3f1c" || conv.Token != "" || conv.ExpiresIn != 30*time.Minute || conv.StreamURL != "" {
+		t.Errorf("conversation %+v", conv)
+	}
+	if _, err := conv.Subscribe(ctx, client.SubscribeOptions{Transport: client.WebSocket}); err == nil {
+		t.Error("a WebSocket subscription without stream succeeded")
+	}
+	sub, err := conv.Subscribe(ctx, client.SubscribeOptions{Transport: client.Polling})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	for i := range 3 {
+		if _, err := conv.Post(ctx, client.NewMessage("", fmt.Sprint("m", i), "")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 3 {
+		d := <-sub.C
+		if d.HasSeq || d.Activity.Text != fmt.Sprint("m", i) || d.Activity.From == nil || d.Activity.From.ID != "u1" {
+			t.Errorf("delivery %d: %+v", i, d)
+		}
 	}
 }
