@@ -49,6 +49,7 @@ type genAB struct {
 	// the head itself leaves.
 	heads   map[string]*unit
 	nextLid int
+	units   arena[unit]
 	// beforeAfter and insertAt are the indexed searches; the tests swap in literal scans.
 	beforeAfter func(key string, group map[*unit]struct{}, matches, isBefore func(*unit) bool) (before, after *unit)
 	insertAt    func(r *record) int
@@ -271,7 +272,8 @@ func (g *genAB) upsert(r *record) {
 			u.rec = nil
 		}
 	}
-	u := &unit{kind: unitActivity, rec: r, seq: seqKey(r.seq)}
+	u := g.units.alloc()
+	u.kind, u.rec, u.seq = unitActivity, r, seqKey(r.seq)
 	g.list.Insert(u, g.insertAt(r))
 	g.index(u, true)
 }

@@ -52,6 +52,7 @@ type genC struct {
 	// them (anchor -1: the top).
 	ghosts   map[int][]*record
 	partMemo map[string]partResult
+	units    arena[unit]
 }
 
 func newGenC(list unitList) *genC {
@@ -212,7 +213,8 @@ func (g *genC) upsert(r *record) {
 	case unitActivity:
 		u = g.locals[r.lid].plain
 		if u == nil {
-			u = &unit{kind: unitActivity}
+			u = g.units.alloc()
+			u.kind = unitActivity
 			g.locals[r.lid].plain = u
 		} else {
 			g.list.Remove(u)
@@ -222,7 +224,8 @@ func (g *genC) upsert(r *record) {
 	case unitSession:
 		u = g.sessionUnits[entry.key]
 		if u == nil {
-			u = &unit{kind: unitSession, key: entry.key}
+			u = g.units.alloc()
+			u.kind, u.key = unitSession, entry.key
 			g.sessionUnits[entry.key] = u
 		} else {
 			g.list.Remove(u)
@@ -230,7 +233,8 @@ func (g *genC) upsert(r *record) {
 	default:
 		u = g.groupUnits[entry.key]
 		if u == nil {
-			u = &unit{kind: unitGrouping, key: entry.key}
+			u = g.units.alloc()
+			u.kind, u.key = unitGrouping, entry.key
 			g.groupUnits[entry.key] = u
 		} else {
 			g.list.Remove(u)

@@ -116,12 +116,13 @@ var ErrNotObject = errors.New("sortkeys: activity is not a JSON object")
 // from.id and userID. The activity.Activity it builds carries what the activity package's
 // livestream and part-grouping readers look at (type, id, text, channelData, entities, the number
 // of attachments) plus replyToId; from and attachment entries are not decoded.
-func decodeRecord(raw json.RawMessage, userID string) (*record, error) {
+func decodeRecord(raw json.RawMessage, userID string, records *arena[record]) (*record, error) {
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 || t[0] != '{' {
 		return nil, ErrNotObject
 	}
-	r := &record{raw: raw, cd: &channelData{}}
+	r := records.alloc()
+	r.raw, r.cd = raw, &channelData{}
 	tsString := false
 	a := &r.activity
 	r.act = a

@@ -36,6 +36,8 @@ type state struct {
 	bots     int
 	// Keys walk.
 	walk *keyWalk
+	// records allocates decoded revisions.
+	records arena[record]
 }
 
 type heldActivity struct {
@@ -139,7 +141,7 @@ func (st *state) nextRev() int {
 }
 
 func (st *state) decode(raw json.RawMessage, index int) (*record, error) {
-	rec, err := decodeRecord(raw, st.opts.UserID)
+	rec, err := decodeRecord(raw, st.opts.UserID, &st.records)
 	if err != nil {
 		return nil, err
 	}
