@@ -21,7 +21,7 @@
 //	--token-endpoint URL    token server: POST {"user":{"id"}} answers {"token"}; one token per user
 //	--conversations N       simulated users, one conversation each (default 10)
 //	--messages N            messages each user posts (default 10)
-//	--concurrency N         users running at once (default: --conversations)
+//	--concurrency N         users running at once (default: --conversations; idle: streams opening at once)
 //	--transport ws|poll     WebSocket stream or GET polling (default ws)
 //	--poll-interval D       polling interval (default 1s)
 //	--think D               pause between a user's messages (default 0)
@@ -55,8 +55,11 @@
 // messages.measured. The bot-detection probe conversation is not measured but is verified.
 //
 // JSON report (idle): {"idle":{"streams","opened","hold_s","rss_before_bytes","rss_after_bytes",
-// "bytes_per_stream","delivery_ms":S,"errors":{"total","by_kind"}}}; the rss fields are 0 without
-// --server-pid or --metrics-url.
+// "bytes_per_stream","delivery_ms":S,"errors":{"total","by_kind"}},"verification":{...as above}};
+// the rss fields are 0 without --server-pid or --metrics-url, delivery_ms is all zero without
+// --idle-post. bytes_per_stream is (after - before) / opened, so it includes each conversation's
+// own state on the server, not only its socket. --concurrency bounds how many streams open at
+// once (default 10, the --conversations default).
 //
 // Verification categories: missing (an echo or expected reply never came), duplicate (an activity
 // arrived twice), out_of_order (an activity arrived after a higher sequence id), gap (the stream
