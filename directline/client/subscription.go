@@ -26,6 +26,13 @@ const (
 	Polling
 )
 
+func (t Transport) String() string {
+	if t == Polling {
+		return "poll"
+	}
+	return "ws"
+}
+
 // SubscribeOptions configure a Subscription.
 type SubscribeOptions struct {
 	Transport Transport
@@ -402,8 +409,9 @@ func (s *Subscription) pollAnswer(set ActivitySet) {
 	}
 }
 
-// NewMessage returns a message activity with text from user, with a fresh clientActivityID so
-// its echo can be matched.
+// NewMessage returns a message activity with text from user ("" = leave from unset, for Post to
+// fill) carrying channelData.clientActivityID when given, by which its echo can be matched (as
+// Web Chat does).
 func NewMessage(user, text, clientActivityID string) *activity.Activity {
 	a := &activity.Activity{Type: activity.TypeMessage, Text: text}
 	if user != "" {
