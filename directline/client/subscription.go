@@ -73,20 +73,25 @@ func (c *Conversation) Subscribe(ctx context.Context, o SubscribeOptions) (*Subs
 	s := &Subscription{C: out, out: out, conv: c, token: c.Token, opts: o, ctx: ctx, cancel: cancel, done: make(chan struct{}), lastWM: o.Watermark}
 	s.seq = newSequencer(c.ID, o.Watermark, s.queue, s.event)
 	if o.Transport == WebSocket {
-		streamURL := c.StreamURL
-		if streamURL == "" || o.Watermark != "" {
-			cv, err := c.c.Reconnect(ctx, c.ID, o.Watermark, c.Token)
-			if err != nil {
-				cancel()
-				return nil, err
-			}
-			if streamURL = cv.StreamURL; streamURL == "" {
-				cancel()
-				return nil, errors.New("client: the service gave no streamUrl; use Polling")
-			}
-			s.token = cv.Token
+		err := errors.New("no streamUrl yet")
+		if c.StreamURL != "" && o.Watermark == "" {
+			err = s.dial(c.StreamURL)
 		}
-		if err := s.dial(streamURL); err != nil {
+		if err != nil {
+			// The start answer's streamUrl is only good for 60 s (Direct Line 3.0); a fresh one
+			// comes from GET /conversations/{id}.
+			cv, rerr := c.c.Reconnect(ctx, c.ID, o.Watermark, c.Token)
+			switch {
+			case rerr != nil:
+				err = rerr
+			case cv.StreamURL == "":
+				err = errors.New("client: the service gave no streamUrl; use Polling")
+			default:
+				s.token = cv.Token
+				err = s.dial(cv.StreamURL)
+			}
+		}
+		if err != nil {
 			cancel()
 			return nil, err
 		}
@@ -284,11 +289,12 @@ func (s *Subscription) fill() {
 		before := s.seq.next
 		set, err := conv.Activities(s.ctx, s.seq.watermark())
 		if err != nil {
-			if s.ctx.Err() != nil {
-				return
+			if s.ctx.Err() == nil {
+				// Try again after another GapWait rather than call the hole lost.
+				s.event(Event{Kind: EventError, Err: err, At: time.Now()})
+				s.seq.gapSince = time.Now()
 			}
-			s.event(Event{Kind: EventError, Err: err, At: time.Now()})
-			break
+			return
 		}
 		at := time.Now()
 		for _, a := range set.Activities {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -331,5 +332,31 @@ func TestClientSpeaksToOfflineDirectLine(t *testing.T) {
 		if d.HasSeq || d.Activity.Text != fmt.Sprint("m", i) || d.Activity.From == nil || d.Activity.From.ID != "u1" {
 			t.Errorf("delivery %d: %+v", i, d)
 		}
+	}
+}
+
+func TestSubscribeWithStaleStreamURLReconnects(t *testing.T) {
+	srv := clienttest.Start(t, clienttest.Options{})
+	c, err := client.New(client.Options{BaseURL: srv.URL, Secret: clienttest.Secret, UserID: "u1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	conv, err := c.StartConversation(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A stream credential the service refuses, as an expired one would be.
+	conv.StreamURL = strings.Replace(conv.StreamURL, "&t=", "&t=x", 1)
+	sub, err := conv.Subscribe(ctx, client.SubscribeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if _, err := conv.Post(ctx, client.NewMessage("", "hi", "")); err != nil {
+		t.Fatal(err)
+	}
+	if d := <-sub.C; d.Activity.Text != "hi" || d.Source != client.SourceStream {
+		t.Errorf("got %+v", d)
 	}
 }
