@@ -7,6 +7,7 @@
 //
 //	GET  /                               the page (index.html with the bundle table inlined)
 //	GET  /webchat/{bundle}/webchat.js    the Web Chat bundle from ModulesDir (bundle: stable, prerelease)
+//	GET  /favicon.ico                    204, no icon
 //	POST /api/token                      body {"userId","userName"} (both optional) →
 //	                                     200 {"token","conversationId","userId","userName"}
 //
@@ -104,6 +105,8 @@ func New(o Options) (http.Handler, error) {
 	mux.HandleFunc("/index.html", h.index)
 	mux.HandleFunc("/webchat/{bundle}/webchat.js", h.bundle)
 	mux.HandleFunc("/api/token", h.token)
+	// Browsers ask for it on every load; an empty answer keeps their consoles clean.
+	mux.HandleFunc("/favicon.ico", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "NotFound", "no such page: "+r.URL.Path)
 	})
