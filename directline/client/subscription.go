@@ -184,15 +184,16 @@ type frame struct {
 	err error
 }
 
-// read pumps one connection's frames until it fails. Empty frames are keep-alives.
-func (s *Subscription) read(ws *websocket.Conn, frames chan<- frame) {
+// read pumps one connection's frames until it fails or stop is closed. Empty frames are
+// keep-alives.
+func (s *Subscription) read(ws *websocket.Conn, frames chan<- frame, stop <-chan struct{}) {
 	for {
 		_, data, err := ws.ReadMessage()
 		at := time.Now()
 		if err != nil {
 			select {
 			case frames <- frame{err: err}:
-			case <-s.ctx.Done():
+			case <-stop:
 			}
 			return
 		}
@@ -206,7 +207,7 @@ func (s *Subscription) read(ws *websocket.Conn, frames chan<- frame) {
 		}
 		select {
 		case frames <- f:
-		case <-s.ctx.Done():
+		case <-stop:
 			return
 		}
 	}
@@ -214,12 +215,13 @@ func (s *Subscription) read(ws *websocket.Conn, frames chan<- frame) {
 
 func (s *Subscription) runStream() {
 	for {
-		frames := make(chan frame)
+		frames, stop := make(chan frame), make(chan struct{})
 		s.mu.Lock()
 		ws := s.ws
 		s.mu.Unlock()
-		go s.read(ws, frames)
+		go s.read(ws, frames, stop)
 		err := s.streamLoop(frames)
+		close(stop)
 		ws.Close()
 		if s.ctx.Err() != nil {
 			s.finish(nil)
