@@ -7,6 +7,32 @@ import (
 
 var benchLog = sync.OnceValue(func() []Event { return randomLog(20251124, 1_000_000, false) })
 
+// meanDepth is the mean depth of the main list's treap nodes: the work of one insertion, removal
+// or search is proportional to it, so it shows the O(log n) cost apart from cache effects.
+func meanDepth(r *Replay) float64 {
+	var list unitList
+	switch e := r.st.eng.(type) {
+	case *genC:
+		list = e.list
+	case *genAB:
+		list = e.list
+	}
+	t := list.(*treapList)
+	total, n := 0, 0
+	var walk func(u *unit, d int)
+	walk = func(u *unit, d int) {
+		if u == nil {
+			return
+		}
+		total += d
+		n++
+		walk(u.left, d+1)
+		walk(u.right, d+1)
+	}
+	walk(t.root, 1)
+	return float64(total) / float64(n)
+}
+
 // BenchmarkReplay replays a log that mixes plain messages, updates, livestreams, HowTo groupings
 // (some with livestream parts), sends with echoes and restored user messages, then reads the
 // order once. The 10k and 100k logs are prefixes of the 1M log.
@@ -24,8 +50,9 @@ func BenchmarkReplay(b *testing.B) {
 			}
 			b.Run(name, func(b *testing.B) {
 				b.ReportAllocs()
+				var r *Replay
 				for b.Loop() {
-					r := New(Options{Profile: p, UserID: "u-user"})
+					r = New(Options{Profile: p, UserID: "u-user"})
 					for _, ev := range events {
 						if err := r.Apply(ev); err != nil {
 							b.Fatal(err)
@@ -36,6 +63,7 @@ func BenchmarkReplay(b *testing.B) {
 					}
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(events)), "ns/event")
+				b.ReportMetric(meanDepth(r), "depth")
 			})
 		}
 	}

@@ -191,10 +191,35 @@ func merge(a, b *unit) *unit {
 func (t *treapList) Insert(u *unit, i int) {
 	u.left, u.right, u.parent = nil, nil, nil
 	u.prio = t.nextPrio()
+	// Descend to where u's priority puts it, split the subtree found there around position i,
+	// hang the halves under u and fix the aggregates on the way back up: one path, not the three
+	// of split-merge-merge.
+	var parent *unit
+	link := &t.root
+	n := t.root
+	for n != nil && n.prio > u.prio {
+		parent = n
+		if l := sizeOf(n.left); i <= l {
+			link, n = &n.left, n.left
+		} else {
+			i -= l + 1
+			link, n = &n.right, n.right
+		}
+	}
+	l, r := split(n, i)
+	u.left, u.right = l, r
+	if l != nil {
+		l.parent = u
+	}
+	if r != nil {
+		r.parent = u
+	}
 	pull(u)
-	l, r := split(t.root, i)
-	t.root = merge(merge(l, u), r)
-	t.root.parent = nil
+	*link = u
+	u.parent = parent
+	for p := parent; p != nil; p = p.parent {
+		pull(p)
+	}
 }
 
 func (t *treapList) Remove(u *unit) {
