@@ -93,16 +93,11 @@ func (a *Activity) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*a = Activity{}
-	for _, f := range []struct {
-		name string
-		dst  *string
-	}{
-		{"type", &a.Type}, {"id", &a.ID}, {"timestamp", &a.Timestamp}, {"channelId", &a.ChannelID},
-		{"serviceUrl", &a.ServiceURL}, {"replyToId", &a.ReplyToID}, {"text", &a.Text},
-	} {
-		if err := ms.take(f.name, f.dst); err != nil {
-			return err
-		}
+	if err := ms.takeStrings(stringField{"type", &a.Type}, stringField{"id", &a.ID},
+		stringField{"timestamp", &a.Timestamp}, stringField{"channelId", &a.ChannelID},
+		stringField{"serviceUrl", &a.ServiceURL}, stringField{"replyToId", &a.ReplyToID},
+		stringField{"text", &a.Text}); err != nil {
+		return err
 	}
 	from, recipient, conv := new(ChannelAccount), new(ChannelAccount), new(ConversationAccount)
 	if ok, err := ms.takeObject("from", from); err != nil {
@@ -231,13 +226,8 @@ func (c *ChannelAccount) decode(prefix string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	for _, f := range []struct {
-		name string
-		dst  *string
-	}{{"id", &c.ID}, {"name", &c.Name}, {"role", &c.Role}} {
-		if err := ms.take(f.name, f.dst); err != nil {
-			return err
-		}
+	if err := ms.takeStrings(stringField{"id", &c.ID}, stringField{"name", &c.Name}, stringField{"role", &c.Role}); err != nil {
+		return err
 	}
 	c.Extra = ms.rest()
 	return nil
@@ -264,10 +254,7 @@ func (c *ConversationAccount) decode(prefix string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := ms.take("id", &c.ID); err != nil {
-		return err
-	}
-	if err := ms.take("name", &c.Name); err != nil {
+	if err := ms.takeStrings(stringField{"id", &c.ID}, stringField{"name", &c.Name}); err != nil {
 		return err
 	}
 	c.Extra = ms.rest()
@@ -294,13 +281,9 @@ func (t *Attachment) decode(prefix string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	for _, f := range []struct {
-		name string
-		dst  *string
-	}{{"contentType", &t.ContentType}, {"contentUrl", &t.ContentURL}, {"name", &t.Name}, {"thumbnailUrl", &t.ThumbnailURL}} {
-		if err := ms.take(f.name, f.dst); err != nil {
-			return err
-		}
+	if err := ms.takeStrings(stringField{"contentType", &t.ContentType}, stringField{"contentUrl", &t.ContentURL},
+		stringField{"name", &t.Name}, stringField{"thumbnailUrl", &t.ThumbnailURL}); err != nil {
+		return err
 	}
 	if raw, ok := ms.m["content"]; ok {
 		delete(ms.m, "content")

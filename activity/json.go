@@ -59,6 +59,22 @@ func (ms *members) take(name string, dst any) error {
 	return nil
 }
 
+// stringField names a string member and where it goes.
+type stringField struct {
+	name string
+	dst  *string
+}
+
+// takeStrings takes each string member in turn; the first wrong type stops it.
+func (ms *members) takeStrings(fields ...stringField) error {
+	for _, f := range fields {
+		if err := ms.take(f.name, f.dst); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // takeObject decodes an object-valued member with its own lossless decoder.
 func (ms *members) takeObject(name string, dst interface{ decode(string, []byte) error }) (bool, error) {
 	raw, ok := ms.m[name]
