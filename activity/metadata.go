@@ -219,8 +219,8 @@ func parseMessageEntity(m map[string]json.RawMessage) (*MessageEntity, error) {
 		return nil, ErrMessageEntityWithoutType
 	}
 	me := &MessageEntity{Valid: true}
-	me.Type, _ = stringValue(first(rawType))
-	me.Abstract, _ = stringValue(first(m["abstract"]))
+	me.Type, _ = stringValue(FirstValue(rawType))
+	me.Abstract, _ = stringValue(FirstValue(m["abstract"]))
 	fail := func(why string) {
 		if me.Valid {
 			me.Valid, me.Problem = false, why
@@ -231,7 +231,7 @@ func parseMessageEntity(m map[string]json.RawMessage) (*MessageEntity, error) {
 	}
 	if raw, present := m["isPartOf"]; present && !isNull(raw) {
 		var po map[string]json.RawMessage
-		if json.Unmarshal(first(raw), &po) != nil {
+		if json.Unmarshal(FirstValue(raw), &po) != nil {
 			fail("isPartOf is not an object")
 		} else {
 			pid, idOK := stringValue(po["@id"])
@@ -247,7 +247,7 @@ func parseMessageEntity(m map[string]json.RawMessage) (*MessageEntity, error) {
 		}
 	}
 	if raw, present := m["position"]; present && !isNull(raw) {
-		n, ok := numberValue(first(raw))
+		n, ok := numberValue(FirstValue(raw))
 		if !ok {
 			fail("position is not a number")
 		} else {
@@ -301,9 +301,10 @@ func IsIdentifier(s string) bool {
 	return true
 }
 
-// first reduces a JSON array to its first element, as Web Chat's CreativeWork parser does for
-// single-valued properties.
-func first(raw json.RawMessage) json.RawMessage {
+// FirstValue reduces a JSON array to its first element (nil for an empty array), as Web Chat's
+// schema.org CreativeWork parser does for single-valued properties such as isPartOf and position;
+// any other value is returned as it is.
+func FirstValue(raw json.RawMessage) json.RawMessage {
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 || t[0] != '[' {
 		return raw

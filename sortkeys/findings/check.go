@@ -457,8 +457,8 @@ func (c *checker) partGrouping(i int, a *act) {
 		}
 	}
 	if raw, ok := e["position"]; ok && !isNull(raw) {
-		if _, isNum := number(firstElem(raw)); !isNum {
-			c.add(PositionNotNumber, i, name, "position is "+jsonKind(firstElem(raw))+", not a number; the activity is not grouped")
+		if _, isNum := number(activity.FirstValue(raw)); !isNum {
+			c.add(PositionNotNumber, i, name, "position is "+jsonKind(activity.FirstValue(raw))+", not a number; the activity is not grouped")
 		}
 	}
 }

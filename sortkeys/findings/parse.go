@@ -285,18 +285,6 @@ func jsonKind(raw json.RawMessage) string {
 	return "the number " + string(t)
 }
 
-// firstElem reduces a JSON array to its first element, as Web Chat's CreativeWork parser does for
-// single-valued properties such as isPartOf and position.
-func firstElem(raw json.RawMessage) json.RawMessage {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 || t[0] != '[' {
-		return raw
-	}
-	var arr []json.RawMessage
-	if json.Unmarshal(t, &arr) != nil || len(arr) == 0 {
-		return nil
-	}
-	return arr[0]
+func unmarshalFirst(raw json.RawMessage, dst any) error {
+	return json.Unmarshal(activity.FirstValue(raw), dst)
 }
-
-func unmarshalFirst(raw json.RawMessage, dst any) error { return json.Unmarshal(firstElem(raw), dst) }
