@@ -3,7 +3,7 @@
 // that read what Web Chat shows and what sortcheck predicts for the same conversation.
 
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -91,10 +91,11 @@ export class Service {
     }
   }
 
-  // restart kills the process without a goodbye to its clients and starts it on the same port,
-  // data file and signing key, so tokens and watermarks stay valid.
-  async restart() {
-    await this.stop('SIGKILL');
+  // restart stops the process with signal (SIGKILL: no goodbye to its clients; SIGTERM: a
+  // graceful shutdown) and starts it on the same port, data file and signing key, so tokens and
+  // watermarks stay valid.
+  async restart(signal) {
+    await this.stop(signal);
     await this.start();
   }
 
@@ -123,6 +124,10 @@ export class Service {
 }
 
 export function launchBrowser() {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`no Chromium at ${CHROMIUM}: install it with apt-get install -y chromium (or set CHROMIUM_PATH)`);
+  }
+
   // playwright-core gives every launch a fresh temporary user-data dir.
   return chromium.launch({
     executablePath: CHROMIUM,
