@@ -23,7 +23,7 @@ const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 // A hang guard for each wait, not a speed assertion.
 export const WAIT = 30_000;
 
-function freePort() {
+export function freePort() {
   return new Promise((resolvePort, reject) => {
     const srv = createServer();
 
@@ -40,8 +40,10 @@ function freePort() {
 // comes back where the page's Direct Line client reconnects. DIRECTLINE_BIN runs another build
 // (same flags) instead.
 export class Service {
-  constructor(workDir) {
+  // args are extra command-line flags.
+  constructor(workDir, args = []) {
     this.workDir = workDir;
+    this.args = args;
     this.data = join(workDir, 'directline.db');
     this.log = '';
   }
@@ -63,7 +65,7 @@ export class Service {
   start() {
     const child = spawn(
       this.binary,
-      ['--addr', `127.0.0.1:${this.port}`, '--data', this.data, '--secret', SECRET, '--bot-endpoint', 'demo'],
+      ['--addr', `127.0.0.1:${this.port}`, '--data', this.data, '--secret', SECRET, '--bot-endpoint', 'demo', ...this.args],
       { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] }
     );
 

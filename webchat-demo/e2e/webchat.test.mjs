@@ -8,7 +8,7 @@
 // Run: npm --prefix webchat-demo run test:browser (needs Go and /usr/bin/chromium).
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -20,6 +20,7 @@ import {
   WAIT,
   attach,
   domActivities,
+  freePort,
   launchBrowser,
   normalize,
   openChat,
@@ -378,3 +379,35 @@ for (const transport of ['websocket', 'polling']) {
     });
   });
 }
+
+test('without the npm packages the page says how to install them', GUARD, async () => {
+  const dir = join(workDir, 'bare');
+  const modules = join(dir, 'node_modules');
+
+  mkdirSync(modules, { recursive: true });
+
+  const bare = new Service(dir, ['--demo-page', modules]);
+
+  bare.binary = service.binary;
+  bare.port = await freePort();
+  bare.base = `http://127.0.0.1:${bare.port}`;
+  await bare.start();
+
+  const context = await browser.newContext();
+
+  try {
+    const page = await context.newPage();
+
+    await page.goto(`${bare.base}/`);
+
+    const notice = page.locator('#notice');
+
+    await notice.waitFor({ timeout: WAIT });
+    assert.match(await notice.innerText(), /botframework-webchat is not installed\. Run make deps/u);
+    assert.equal(await page.locator('#notice button').innerText(), 'Load Web Chat 4.18.1 from the public CDN instead');
+    await screenshot(page, 'no-bundle');
+  } finally {
+    await context.close();
+    await bare.stop();
+  }
+});
