@@ -6,8 +6,10 @@ NPM      ?= npm
 FUZZTIME ?= 3s
 
 DEMO_MODULES := webchat-demo/node_modules/.package-lock.json
+# Debian's Chromium drives the browser tests; nothing downloads a browser of its own.
+CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: run build test test-go test-fuzz test-node deps vet bench
+.PHONY: run build test test-go test-fuzz test-node test-browser deps vet bench
 
 run: deps
 	$(GO) run ./cmd/directline
@@ -25,7 +27,7 @@ vet:
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
-test: deps vet test-go test-fuzz test-node
+test: deps vet test-go test-fuzz test-node test-browser
 
 test-go:
 	DIRECTLINE_NODE_TESTS=1 $(GO) test -race -count=1 ./...
@@ -41,6 +43,12 @@ test-fuzz:
 
 test-node: deps
 	DIRECTLINE_NODE_TESTS=1 $(NPM) --prefix webchat-demo run --if-present test:node
+
+$(CHROMIUM):
+	apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium
+
+test-browser: deps $(CHROMIUM)
+	CHROMIUM_PATH=$(CHROMIUM) $(NPM) --prefix webchat-demo run test:browser
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
