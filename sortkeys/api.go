@@ -82,10 +82,13 @@ type Options struct {
 	// UserID is the user id Web Chat was started with; it drives role inference for incoming
 	// activities without from.role.
 	UserID string
-	// ReplyHold enables Web Chat's hold of incoming activities whose replyToId names an activity
-	// not yet in the store: such an activity is held until that activity arrives or 5,000 ms of
-	// simulated clock (Event.At) pass, whichever comes first, then delivered. Held activities
-	// still pending when the log ends stay held. Conformance vectors run without it.
+	// ReplyHold enables Web Chat's hold of incoming activities (queueIncomingActivitySaga.ts):
+	// once a bot activity is in the store, an incoming activity whose replyToId names an id not
+	// delivered yet, and that no delivered activity replies to either, is held until such an
+	// activity is delivered or ReplyHoldTimeout ms of simulated clock (Event.At) pass; it is then
+	// delivered, so only the arrival order changes. Each held activity waits on its own. Held
+	// activities still waiting when the log ends are not in the order. Conformance vectors run
+	// without it.
 	ReplyHold bool
 	// ScreenHistory makes every Apply run the rendering layer's keys walk, as Web Chat does after
 	// every change; keys can depend on that history (conformance README "From order to
@@ -109,11 +112,12 @@ type Item struct {
 	Pending bool
 	// Activity is the JSON of the revision the store holds, as it was delivered.
 	Activity json.RawMessage
-	// Arrival is the 0-based index of the event (among all Apply calls) that delivered this
-	// revision.
+	// Arrival is the 0-based index, among all Apply calls, of the event that delivered this
+	// revision (for a held reply: the event that released it).
 	Arrival int
-	// Unit is the sorting unit: "" for a plain activity, "livestream:<session id>" or
-	// "howto:<isPartOf @id>" (gen-b: "part:<isPartOf @id>").
+	// Unit is the gen-c sorting unit: "" for a plain activity, "livestream:<session id>" or
+	// "howto:<isPartOf @id>". gen-a has no units (always ""); gen-b gives "part:<isPartOf @id>"
+	// for an activity it keeps among its part-of peers.
 	Unit string
 }
 
