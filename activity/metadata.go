@@ -84,7 +84,9 @@ func (a *Activity) livestreamFrom(md map[string]json.RawMessage) (Livestream, bo
 		return Livestream{}, false
 	}
 	streamID := ""
-	if raw, present := md["streamId"]; present && !isNull(raw) {
+	// Web Chat's schema is optional(undefinedable(string())): absent is fine, null is not (only
+	// top-level nulls are dropped on receipt, so a null inside channelData or an entity stays).
+	if raw, present := md["streamId"]; present {
 		s, ok := stringValue(raw)
 		if !ok {
 			return Livestream{}, false

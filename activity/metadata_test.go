@@ -48,6 +48,8 @@ func TestLivestream(t *testing.T) {
 		{"final typing with text", `{"type":"typing","id":"f","text":"x","channelData":{"streamId":"s1","streamType":"final"}}`, false, "", "", 0, false},
 		{"missing id", `{"type":"typing","text":"x","channelData":{"streamType":"streaming","streamSequence":1}}`, false, "", "", 0, false},
 		{"plain typing", `{"type":"typing","id":"t"}`, false, "", "", 0, false},
+		{"null streamId", `{"type":"typing","id":"t","text":"x","channelData":{"streamId":null,"streamType":"streaming","streamSequence":1}}`, false, "", "", 0, false},
+		{"null streamId in the entity", `{"type":"typing","id":"t","text":"x","entities":[{"type":"streaminfo","streamId":null,"streamType":"streaming","streamSequence":1}]}`, false, "", "", 0, false},
 		{"non-string streamId", `{"type":"typing","id":"t","text":"x","channelData":{"streamId":5,"streamType":"streaming","streamSequence":1}}`, false, "", "", 0, false},
 	}
 	for _, tc := range tests {
