@@ -162,7 +162,11 @@ func (st *state) deliver(rec *record) {
 	}
 }
 
+// track notes what the reply hold waits for.
 func (st *state) track(rec *record) {
+	if !st.opts.ReplyHold {
+		return
+	}
 	if rec.id != "" {
 		st.ids[rec.id] = true
 	}
