@@ -86,6 +86,20 @@ type Bot interface {
 	Deliver(ctx context.Context, conv store.Conversation, a *activity.Activity, ackTimeout time.Duration) error
 }
 
+// Metrics records HTTP requests and serves the service's metrics; *metrics.Metrics implements it.
+type Metrics interface {
+	// ObserveRequest is called once per request when it is answered, with echo's route pattern
+	// (e.g. /v3/directline/conversations/:id/activities, never the raw path; "" when no route
+	// matched), the method, the final status (after the error handler; 101 for a WebSocket
+	// upgrade) and the time to serve it.
+	ObserveRequest(route, method string, status int, d time.Duration)
+	// Handler serves the metrics (Prometheus exposition format) at GET MetricsPath.
+	Handler() http.Handler
+}
+
+// MetricsPath is where the metrics are served when Options.Metrics is set.
+const MetricsPath = "/metrics"
+
 // Options configure a Server. Store, Hub and SigningKey are required.
 type Options struct {
 	Store store.Store
@@ -131,6 +145,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock for tokens; default time.Now.
 	Now func() time.Time
+	// Metrics, when set, records every request and is served, without authentication, at GET
+	// MetricsPath; nil records and serves nothing.
+	Metrics Metrics
 }
 
 // Server is the Direct Line 3.0 client API. It is an http.Handler.
@@ -152,6 +169,7 @@ type Server struct {
 	attLife    time.Duration
 	reqTimeout time.Duration
 	log        *slog.Logger
+	metrics    Metrics
 	echo       *echo.Echo
 }
 
@@ -185,6 +203,7 @@ func New(o Options) (*Server, error) {
 		attLife:    orDefault(o.AttachmentURLLifetime, DefaultAttachmentURLLifetime),
 		reqTimeout: orDefault(o.RequestTimeout, DefaultRequestTimeout),
 		log:        o.Logger,
+		metrics:    o.Metrics,
 	}
 	for _, sec := range o.Secrets {
 		if sec != "" {
@@ -231,6 +250,10 @@ func (s *Server) routes(origins []string) *echo.Echo {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
 	e.JSONSerializer = jsonSerializer{}
+	if s.metrics != nil {
+		// Outermost, so it sees the status the error handler chose and the whole latency.
+		e.Use(s.observe)
+	}
 	e.Use(middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
 		// Only the path is logged: stream and download URLs carry credentials in their query.
 		LogMethod: true, LogURIPath: true, LogStatus: true, LogLatency: true, LogError: true,
@@ -278,7 +301,35 @@ func (s *Server) routes(origins []string) *echo.Echo {
 	g.GET("/conversations/:id/stream", s.stream)
 	g.GET("/conversations/:id/log", s.exportLog)
 	s.connectorRoutes(e)
+	if s.metrics != nil {
+		e.GET(MetricsPath, echo.WrapHandler(s.metrics.Handler()))
+	}
 	return e
+}
+
+// observe reports every request to Metrics with its final status. An error still unhandled is
+// handed to the error handler here, so the status recorded is the one the client gets (the error
+// handler ignores the error echo hands it again once the response is committed). A WebSocket
+// upgrade hijacks the connection without committing the echo response; it is recorded as 101.
+func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil && !c.Response().Committed {
+			c.Error(err)
+		}
+		status := c.Response().Status
+		if !c.Response().Committed && err == nil && isUpgrade(c.Request()) {
+			status = http.StatusSwitchingProtocols
+		}
+		s.metrics.ObserveRequest(c.Path(), c.Request().Method, status, time.Since(start))
+		return err
+	}
+}
+
+// isUpgrade reports a WebSocket handshake request (RFC 6455 §4.1).
+func isUpgrade(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
 // deadlines bounds body reads and response writes of every request except the WebSocket stream,

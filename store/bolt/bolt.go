@@ -37,6 +37,18 @@ type Options struct {
 	LockTimeout time.Duration
 	// Logger receives storage failures; nil means slog.Default().
 	Logger *slog.Logger
+	// Observer, if set, receives the group commit writer's measurements; nil means none.
+	Observer Observer
+}
+
+// Observer receives the writer's measurements; a metrics package implements it. It is called from
+// the writer goroutine after every durable commit, before the writers are answered, and must not
+// block.
+type Observer interface {
+	// Committed reports one write transaction: requests is how many writes it grouped (see
+	// writer.go), entries how many log entries (activities and revisions) it appended, and d how
+	// long bbolt took to commit it once every write was applied (page writes and fsync).
+	Committed(requests, entries int, d time.Duration)
 }
 
 // Store is a store.Store backed by one bbolt file. Use Open; all methods are safe for
@@ -45,6 +57,7 @@ type Store struct {
 	db       *bolt.DB
 	now      func() time.Time
 	onCommit store.CommitHook
+	observer Observer
 	log      *slog.Logger
 
 	mu     sync.Mutex // guards queue and closed
@@ -88,6 +101,7 @@ func Open(path string, opts Options) (*Store, error) {
 		db:       db,
 		now:      opts.Now,
 		onCommit: opts.OnCommit,
+		observer: opts.Observer,
 		log:      opts.Logger,
 		wake:     make(chan struct{}, 1),
 		stopped:  make(chan struct{}),

@@ -98,6 +98,7 @@ func (s *Store) AppendIf(ctx context.Context, conversationID string, a *activity
 			}
 		}
 		c.last, c.lastDirty = last{seq: seq, tsMs: h.tsMs}, true
+		b.appended++
 		if hooked != nil {
 			stamp(hooked, conversationID, seq, h.tsMs)
 			b.emit(c, store.Entry{Seq: seq, Kind: store.KindActivity, Activity: hooked, Ephemeral: h.ephemeral()})
@@ -189,6 +190,7 @@ func (s *Store) Update(ctx context.Context, conversationID, activityID string, r
 			return fatal(err)
 		}
 		c.last.seq, c.lastDirty = seq, true
+		b.appended++
 		if hooked != nil {
 			stamp(hooked, conversationID, oseq, h.tsMs)
 			b.emit(c, store.Entry{Seq: seq, Kind: store.KindRevision, Activity: hooked, Ephemeral: h.ephemeral()})

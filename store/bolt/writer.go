@@ -57,6 +57,8 @@ type batch struct {
 	convs map[string]*convState
 	// order lists the conversations with new entries, in the order of their first new entry.
 	order []*convState
+	// appended counts the log entries written, for the Observer (order is only kept for OnCommit).
+	appended int
 }
 
 // convState caches a conversation's buckets and sequence state for the duration of one batch;
@@ -235,6 +237,7 @@ func (s *Store) linger(want int, d time.Duration) {
 func (s *Store) commit(reqs []*request) {
 	s.commits.Add(1)
 	b := &batch{s: s, convs: make(map[string]*convState)}
+	var applied time.Time // when every write was applied and bbolt's commit began
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		b.root = tx.Bucket(bucketConversations)
 		for _, r := range reqs {
@@ -245,7 +248,9 @@ func (s *Store) commit(reqs []*request) {
 			}
 			r.err = err
 		}
-		return b.flush()
+		err := b.flush()
+		applied = time.Now()
+		return err
 	})
 	if err != nil {
 		s.log.Error("store commit failed", "requests", len(reqs), "err", err)
@@ -254,9 +259,14 @@ func (s *Store) commit(reqs []*request) {
 				r.err = err
 			}
 		}
-	} else if s.onCommit != nil {
-		for _, c := range b.order {
-			s.onCommit(c.id, c.entries)
+	} else {
+		if s.observer != nil {
+			s.observer.Committed(len(reqs), b.appended, time.Since(applied))
+		}
+		if s.onCommit != nil {
+			for _, c := range b.order {
+				s.onCommit(c.id, c.entries)
+			}
 		}
 	}
 	for _, r := range reqs {
