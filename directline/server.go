@@ -88,10 +88,10 @@ type Bot interface {
 
 // Metrics records HTTP requests and serves the service's metrics; *metrics.Metrics implements it.
 type Metrics interface {
-	// ObserveRequest is called once per request when it is answered, with echo's route pattern
-	// (e.g. /v3/directline/conversations/:id/activities, never the raw path; "" when no route
-	// matched), the method, the final status (after the error handler; 101 for a WebSocket
-	// upgrade) and the time to serve it.
+	// ObserveRequest is called once per request when it ends (a WebSocket stream's when the
+	// stream closes), with echo's route pattern (e.g. /v3/directline/conversations/:id/activities,
+	// never the raw path; "" when no route matched), the method, the final status (after the
+	// error handler; 101 for a WebSocket upgrade) and the time to serve it.
 	ObserveRequest(route, method string, status int, d time.Duration)
 	// Handler serves the metrics (Prometheus exposition format) at GET MetricsPath.
 	Handler() http.Handler
