@@ -79,6 +79,13 @@ type Config struct {
 	// DemoPage is the node_modules folder the demo page loads Web Chat from, served at "/";
 	// "none" serves no page. Default webchat-demo/node_modules.
 	DemoPage string
+	// Metrics serves Prometheus metrics at /metrics on the listener, without authentication;
+	// false collects none. Default true.
+	Metrics bool
+	// Pprof serves the runtime profiles of net/http/pprof at /debug/pprof/ on the listener,
+	// without authentication; they expose internals (command line, heap, goroutine stacks), so
+	// enable it on a loopback listener only. Default false.
+	Pprof bool
 }
 
 // loader registers options on a FlagSet with defaults taken from the environment when set.
@@ -138,6 +145,17 @@ func (l *loader) level(p *slog.Level, name string, def slog.Level, help string) 
 	}
 	*p = def
 	l.fs.TextVar(p, name, def, l.usage(name, help))
+}
+
+func (l *loader) bool(p *bool, name string, def bool, help string) {
+	if v := l.env(name); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			l.fail(name, err)
+		}
+		def = b
+	}
+	l.fs.BoolVar(p, name, def, l.usage(name, help))
 }
 
 // hidden is a string option whose value never shows in --help (passwords).
@@ -228,6 +246,8 @@ func loadConfig(args []string, getenv func(string) string, out io.Writer) (Confi
 	l.duration(&c.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "hard deadline of a graceful shutdown")
 	l.level(&c.LogLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn or error")
 	l.string(&c.DemoPage, "demo-page", "webchat-demo/node_modules", `node_modules folder of the demo page served at "/" (stock Web Chat from npm), or "none" for no page`)
+	l.bool(&c.Metrics, "metrics", true, "serve Prometheus metrics at /metrics on the listener (no authentication); --metrics=false collects none")
+	l.bool(&c.Pprof, "pprof", false, "serve Go runtime profiles (net/http/pprof) at /debug/pprof/ on the listener (no authentication; exposes internals, use on a loopback listener only)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: directline [flags]\n\nA Direct Line 3.0 service for Bot Framework Web Chat. Every flag can also be set with the environment variable shown; a flag wins.\n\n")
 		fs.PrintDefaults()

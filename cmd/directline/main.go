@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/url"
 	"os"
 	"os/signal"
@@ -34,6 +35,7 @@ import (
 	"github.com/directline-go/directline/directline"
 	"github.com/directline-go/directline/directline/bot"
 	"github.com/directline-go/directline/directline/botauth"
+	"github.com/directline-go/directline/directline/metrics"
 	"github.com/directline-go/directline/directline/stream"
 	"github.com/directline-go/directline/store"
 	"github.com/directline-go/directline/store/bolt"
@@ -105,15 +107,24 @@ func run(ctx context.Context, cfg Config, out, logOut io.Writer) error {
 	}
 
 	var hub *stream.Hub
-	st, err := bolt.Open(cfg.Data, bolt.Options{
+	storeOpts := bolt.Options{
 		OnCommit: func(conv string, entries []store.Entry) { hub.OnCommit(conv, entries) },
 		Logger:   logger,
-	})
+	}
+	hubOpts := stream.Options{Logger: logger}
+	botOpts := bot.Options{AckTimeout: cfg.BotAckTimeout, Timeout: cfg.BotTimeout, Logger: logger}
+	var dlMetrics directline.Metrics
+	if cfg.Metrics {
+		// Set field by field: a nil *metrics.Metrics in an interface would not be a nil observer.
+		m := metrics.New()
+		storeOpts.Observer, hubOpts.Metrics, botOpts.Observer, dlMetrics = m, m, m, m
+	}
+	st, err := bolt.Open(cfg.Data, storeOpts)
 	if err != nil {
 		return err
 	}
-	hub = stream.NewHub(st, stream.Options{Logger: logger})
-	delivery, validator, stopBot, err := startBot(cfg, public, ln.Addr().(*net.TCPAddr), logger)
+	hub = stream.NewHub(st, hubOpts)
+	delivery, validator, stopBot, err := startBot(cfg, botOpts, public, ln.Addr().(*net.TCPAddr), logger)
 	if err != nil {
 		return errors.Join(err, st.Close())
 	}
@@ -136,6 +147,7 @@ func run(ctx context.Context, cfg Config, out, logOut io.Writer) error {
 		CORSOrigins:           cfg.CORSOrigins,
 		RequestTimeout:        cfg.RequestTimeout,
 		Logger:                logger,
+		Metrics:               dlMetrics,
 	})
 	if err != nil {
 		return errors.Join(err, stopBot(context.Background()), st.Close())
@@ -145,7 +157,7 @@ func run(ctx context.Context, cfg Config, out, logOut io.Writer) error {
 		return errors.Join(err, stopBot(context.Background()), st.Close())
 	}
 	httpSrv := &http.Server{
-		Handler:           handler,
+		Handler:           withPprof(handler, cfg.Pprof),
 		ReadHeaderTimeout: readHeaderTimeout,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
@@ -165,9 +177,9 @@ func run(ctx context.Context, cfg Config, out, logOut io.Writer) error {
 	return shutdown(httpSrv, hub, stopBot, st, cfg.ShutdownTimeout, logger)
 }
 
-// withDemoPage routes every path outside /v3/ to the demo page unless --demo-page is none. The
-// page's token backend calls this service's own tokens/generate over the listener with a secret,
-// so the browser never sees the secret.
+// withDemoPage routes every path outside /v3/ and /metrics to the demo page unless --demo-page is
+// none. The page's token backend calls this service's own tokens/generate over the listener with
+// a secret, so the browser never sees the secret.
 func withDemoPage(api http.Handler, cfg Config, secret, local string, logger *slog.Logger) (http.Handler, error) {
 	if cfg.DemoPage == "none" {
 		return api, nil
@@ -183,16 +195,33 @@ func withDemoPage(api http.Handler, cfg Config, secret, local string, logger *sl
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/v3/", api)
+	mux.Handle(directline.MetricsPath, api)
 	mux.Handle("/", pg)
 	return mux, nil
 }
 
-// startBot builds the delivery to the bot (starting the demo bot for --bot-endpoint demo) and, for
-// a bot with an app id, the validator of its connector calls. stop ends the deliveries in flight
-// and the demo bot. public and listen are the service's public URL and listening address, which
-// the in-process demo bot uses to reach the service directly.
-func startBot(cfg Config, public string, listen *net.TCPAddr, logger *slog.Logger) (*directline.BotClient, *botauth.Validator, func(context.Context) error, error) {
-	opts := bot.Options{AckTimeout: cfg.BotAckTimeout, Timeout: cfg.BotTimeout, Logger: logger}
+// withPprof serves net/http/pprof's profiles under /debug/pprof/ in front of h when enabled
+// (--pprof). They are registered here rather than through the package's side effect on
+// http.DefaultServeMux, which this service does not serve.
+func withPprof(h http.Handler, enabled bool) http.Handler {
+	if !enabled {
+		return h
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.Handle("/", h)
+	return mux
+}
+
+// startBot builds the delivery to the bot with opts (starting the demo bot for --bot-endpoint
+// demo) and, for a bot with an app id, the validator of its connector calls. stop ends the
+// deliveries in flight and the demo bot. public and listen are the service's public URL and
+// listening address, which the in-process demo bot uses to reach the service directly.
+func startBot(cfg Config, opts bot.Options, public string, listen *net.TCPAddr, logger *slog.Logger) (*directline.BotClient, *botauth.Validator, func(context.Context) error, error) {
 	var validator *botauth.Validator
 	if cfg.BotAppID != "" {
 		opts.Credentials = &botauth.ClientCredentials{TokenURL: cfg.BotTokenURL, ClientID: cfg.BotAppID, ClientSecret: cfg.BotAppPassword}

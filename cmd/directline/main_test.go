@@ -42,6 +42,7 @@ func TestLoadConfig(t *testing.T) {
 		TokenLifetime:       30 * time.Minute, MaxActivityBytes: 256 << 10, MaxUploadBytes: 4 << 20,
 		AttachmentURLLifetime: 24 * time.Hour, CORSOrigins: []string{"*"}, RequestTimeout: time.Minute,
 		ShutdownTimeout: 10 * time.Second, LogLevel: slog.LevelInfo, DemoPage: "webchat-demo/node_modules",
+		Metrics: true,
 	}
 	tests := []struct {
 		name string
@@ -60,7 +61,9 @@ func TestLoadConfig(t *testing.T) {
 			"DIRECTLINE_BOT_TOKEN_URL": "http://127.0.0.1:1/token", "DIRECTLINE_BOT_OPENID_METADATA": "http://127.0.0.1:1/meta",
 			"DIRECTLINE_BOT_JWKS_URL": "http://127.0.0.1:1/jwks", "DIRECTLINE_CONNECTOR_ALLOW": "10.0.0.0/8, 127.0.0.1",
 			"DIRECTLINE_BOT_ACK_TIMEOUT": "2s", "DIRECTLINE_BOT_TIMEOUT": "30s", "DIRECTLINE_BOT_UPLOAD_ACK_TIMEOUT": "20s",
+			"DIRECTLINE_METRICS": "false", "DIRECTLINE_PPROF": "true",
 		}, func(c *Config) {
+			c.Metrics, c.Pprof = false, true
 			c.BotEndpoint, c.BotID, c.BotName, c.BotAppID, c.BotAppPassword = "http://127.0.0.1:3978/api/messages", "b1", "B One", "app", "pw"
 			c.BotTokenURL, c.BotOpenIDMetadata, c.BotJWKSURL = "http://127.0.0.1:1/token", "http://127.0.0.1:1/meta", "http://127.0.0.1:1/jwks"
 			c.ConnectorAllow, c.BotAckTimeout, c.BotTimeout, c.BotUploadAckTimeout = []string{"10.0.0.0/8", "127.0.0.1"}, 2*time.Second, 30*time.Second, 20*time.Second
@@ -70,10 +73,10 @@ func TestLoadConfig(t *testing.T) {
 			c.AttachmentURLLifetime, c.RequestTimeout = time.Hour, 5*time.Second
 		}},
 		{"flags win over the environment", []string{"--addr", "127.0.0.1:0", "--secret", "f1", "--secret=f2", "--token-lifetime=90s", "--log-level=warn",
-			"--bot-endpoint=none", "--bot-ack-timeout=1s", "--bot-app-password=flagpw"},
+			"--bot-endpoint=none", "--bot-ack-timeout=1s", "--bot-app-password=flagpw", "--metrics=true", "--pprof=false"},
 			map[string]string{"DIRECTLINE_ADDR": "0.0.0.0:1", "DIRECTLINE_SECRET": "e1,e2", "DIRECTLINE_TOKEN_LIFETIME": "1h",
 				"DIRECTLINE_BOT_ENDPOINT": "http://bot.example/api/messages", "DIRECTLINE_BOT_ACK_TIMEOUT": "5s",
-				"DIRECTLINE_BOT_APP_ID": "app", "DIRECTLINE_BOT_APP_PASSWORD": "envpw"},
+				"DIRECTLINE_BOT_APP_ID": "app", "DIRECTLINE_BOT_APP_PASSWORD": "envpw", "DIRECTLINE_METRICS": "false", "DIRECTLINE_PPROF": "true"},
 			func(c *Config) {
 				c.Addr, c.Secrets, c.TokenLifetime, c.LogLevel = "127.0.0.1:0", []string{"f1", "f2"}, 90*time.Second, slog.LevelWarn
 				c.BotEndpoint, c.BotAckTimeout, c.BotAppID, c.BotAppPassword = "none", time.Second, "app", "flagpw"
@@ -106,6 +109,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"bad duration in env", nil, map[string]string{"DIRECTLINE_TOKEN_LIFETIME": "soon"}, "DIRECTLINE_TOKEN_LIFETIME"},
 		{"bad size in env", nil, map[string]string{"DIRECTLINE_MAX_UPLOAD_BYTES": "4MB"}, "DIRECTLINE_MAX_UPLOAD_BYTES"},
 		{"bad level in env", nil, map[string]string{"DIRECTLINE_LOG_LEVEL": "loud"}, "DIRECTLINE_LOG_LEVEL"},
+		{"bad boolean in env", nil, map[string]string{"DIRECTLINE_PPROF": "sometimes"}, "DIRECTLINE_PPROF"},
 		{"unknown bot endpoint", []string{"--bot-endpoint", "bot.example"}, nil, "bot-endpoint"},
 		{"app id without password", []string{"--bot-endpoint", "http://127.0.0.1:3978/api/messages", "--bot-app-id", "app"}, nil, "bot-app-password"},
 		{"app id with the demo bot", []string{"--bot-app-id", "app", "--bot-app-password", "pw"}, nil, "demo"},
@@ -136,7 +140,7 @@ func TestHelpListsEveryOption(t *testing.T) {
 	for _, name := range []string{"addr", "public-url", "data", "secret", "bot-endpoint", "token-lifetime", "max-activity-bytes",
 		"max-upload-bytes", "attachment-url-lifetime", "cors-origins", "request-timeout", "shutdown-timeout", "log-level",
 		"bot-id", "bot-name", "bot-app-id", "bot-app-password", "bot-token-url", "bot-openid-metadata", "bot-jwks-url",
-		"connector-allow", "bot-ack-timeout", "bot-timeout", "bot-upload-ack-timeout"} {
+		"connector-allow", "bot-ack-timeout", "bot-timeout", "bot-upload-ack-timeout", "demo-page", "metrics", "pprof"} {
 		if !strings.Contains(out.String(), "-"+name) || !strings.Contains(out.String(), "$"+envName(name)) {
 			t.Fatalf("--help lacks %s / %s:\n%s", name, envName(name), out.String())
 		}
@@ -426,6 +430,7 @@ func TestDemoPageRouting(t *testing.T) {
 		{"webchat-demo/node_modules", "/", false},
 		{"webchat-demo/node_modules", "/v3/directline/conversations", true},
 		{"webchat-demo/node_modules", "/v3/conversations/x/activities", true},
+		{"webchat-demo/node_modules", "/metrics", true},
 		{"none", "/", true},
 	} {
 		h, err := withDemoPage(api, Config{DemoPage: tc.demoPage}, "s", "http://127.0.0.1:1", slog.New(slog.DiscardHandler))
