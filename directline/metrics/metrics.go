@@ -35,9 +35,9 @@ import (
 
 const namespace = "directline"
 
-// DisconnectReasons are the reasons a stream.Observer reports (stream.Observer.Disconnected);
+// disconnectReasons are the reasons a stream.Observer reports (stream.Observer.Disconnected);
 // their series exist from the start at 0, so a rate over them never starts from a missing series.
-var DisconnectReasons = []string{"client", "dead_peer", "network", "slow_consumer", "token_expired", "shutdown", "history_error"}
+var disconnectReasons = []string{"client", "dead_peer", "network", "slow_consumer", "token_expired", "shutdown", "history_error"}
 
 // Route labels for requests that matched no route pattern, and methods outside the standard
 // set; both keep label values bounded whatever clients send.
@@ -131,7 +131,7 @@ func New() *Metrics {
 			Buckets: prometheus.DefBuckets,
 		}, []string{"route", "method"}),
 	}
-	for _, r := range DisconnectReasons {
+	for _, r := range disconnectReasons {
 		m.disconnects.WithLabelValues(r)
 	}
 	m.reg.MustRegister(
