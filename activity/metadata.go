@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Livestream kinds, as Web Chat's getActivityLivestreamingMetadata names them.
@@ -58,16 +60,26 @@ func (a *Activity) Livestream() (Livestream, bool) {
 	return Livestream{}, false
 }
 
-// StreamInfoEntity returns the members of the first entity whose type is "streaminfo", or nil.
+// streamInfoEntity returns the members of the first entity whose type is "streaminfo", or nil.
+// Only that entity is decoded into a map; the others are skipped after a scan of their members.
 func (a *Activity) streamInfoEntity() map[string]json.RawMessage {
 	for _, raw := range a.Entities {
+		var typ json.RawMessage
+		if !scanMembers(raw, func(k, v []byte) {
+			if string(k) == "type" {
+				typ = v
+			}
+		}) {
+			continue
+		}
+		if jsonString(typ) != "streaminfo" {
+			continue
+		}
 		var m map[string]json.RawMessage
 		if json.Unmarshal(raw, &m) != nil {
 			continue
 		}
-		if jsonString(m["type"]) == "streaminfo" {
-			return m
-		}
+		return m
 	}
 	return nil
 }
@@ -199,30 +211,57 @@ var ErrMessageEntityWithoutType = &FieldError{Field: "entities", Reason: "schema
 
 // MessageEntity finds the first entity whose type starts with "https://schema.org/" and whose @id
 // is "" and checks it as Web Chat's valibot schema does. It returns nil, nil when there is none.
+// An entity that is not valid JSON is skipped.
 func (a *Activity) MessageEntity() (*MessageEntity, error) {
 	for _, raw := range a.Entities {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(raw, &m) != nil {
+		var e entityMembers
+		if !scanMembers(raw, e.set) {
 			continue
 		}
-		typ, _ := stringValue(m["type"])
-		id, idOK := stringValue(m["@id"])
+		typ, _ := stringValue(e.typ)
+		id, idOK := stringValue(e.id)
 		if !strings.HasPrefix(typ, "https://schema.org/") || !idOK || id != "" {
 			continue
 		}
-		return parseMessageEntity(m)
+		// The scan does not check literals; the entity that is read must be valid JSON.
+		if !json.Valid(raw) {
+			continue
+		}
+		return parseMessageEntity(&e)
 	}
 	return nil, nil
 }
 
-func parseMessageEntity(m map[string]json.RawMessage) (*MessageEntity, error) {
-	rawType, ok := m["@type"]
-	if !ok || isNull(rawType) {
+// entityMembers holds the raw members of an entity that the Message entity reader looks at (nil:
+// absent); a repeated member keeps its last value, as decoding into a map does.
+type entityMembers struct {
+	typ, id, atType, abstract, isPartOf, position json.RawMessage
+}
+
+func (e *entityMembers) set(key, v []byte) {
+	switch string(key) {
+	case "type":
+		e.typ = v
+	case "@id":
+		e.id = v
+	case "@type":
+		e.atType = v
+	case "abstract":
+		e.abstract = v
+	case "isPartOf":
+		e.isPartOf = v
+	case "position":
+		e.position = v
+	}
+}
+
+func parseMessageEntity(m *entityMembers) (*MessageEntity, error) {
+	if m.atType == nil || isNull(m.atType) {
 		return nil, ErrMessageEntityWithoutType
 	}
 	me := &MessageEntity{Valid: true}
-	me.Type, _ = stringValue(FirstValue(rawType))
-	me.Abstract, _ = stringValue(FirstValue(m["abstract"]))
+	me.Type, _ = stringValue(FirstValue(m.atType))
+	me.Abstract, _ = stringValue(FirstValue(m.abstract))
 	fail := func(why string) {
 		if me.Valid {
 			me.Valid, me.Problem = false, why
@@ -231,13 +270,23 @@ func parseMessageEntity(m map[string]json.RawMessage) (*MessageEntity, error) {
 	if me.Type != "Message" {
 		fail(`@type is not "Message"`)
 	}
-	if raw, present := m["isPartOf"]; present && !isNull(raw) {
-		var po map[string]json.RawMessage
-		if json.Unmarshal(FirstValue(raw), &po) != nil {
+	if raw := m.isPartOf; raw != nil && !isNull(raw) {
+		// As decoding into a map: null is an empty map, an object is read, anything else fails.
+		po := bytes.TrimSpace(FirstValue(raw))
+		var pidRaw, ptypeRaw json.RawMessage
+		isObject := len(po) > 0 && po[0] == '{' && scanMembers(po, func(k, v []byte) {
+			switch string(k) {
+			case "@id":
+				pidRaw = v
+			case "@type":
+				ptypeRaw = v
+			}
+		})
+		if !isObject && !isNull(po) {
 			fail("isPartOf is not an object")
 		} else {
-			pid, idOK := stringValue(po["@id"])
-			ptype, typeOK := stringValue(po["@type"])
+			pid, idOK := stringValue(pidRaw)
+			ptype, typeOK := stringValue(ptypeRaw)
 			switch {
 			case !idOK || !IsIdentifier(pid):
 				fail(`isPartOf["@id"] is not a blank node or URL`)
@@ -248,7 +297,7 @@ func parseMessageEntity(m map[string]json.RawMessage) (*MessageEntity, error) {
 			}
 		}
 	}
-	if raw, present := m["position"]; present && !isNull(raw) {
+	if raw := m.position; raw != nil && !isNull(raw) {
 		n, ok := numberValue(FirstValue(raw))
 		if !ok {
 			fail("position is not a number")
@@ -318,10 +367,16 @@ func FirstValue(raw json.RawMessage) json.RawMessage {
 	return arr[0]
 }
 
+// stringValue decodes raw as encoding/json decodes a JSON string into a Go string; ok is false for
+// any other value. The common case (no escapes, valid UTF-8) is read without encoding/json.
 func stringValue(raw json.RawMessage) (string, bool) {
 	t := bytes.TrimSpace(raw)
-	if len(t) == 0 || t[0] != '"' {
+	if len(t) < 2 || t[0] != '"' {
 		return "", false
+	}
+	inner := t[1 : len(t)-1]
+	if t[len(t)-1] == '"' && plainString(inner) {
+		return string(inner), true
 	}
 	var s string
 	if json.Unmarshal(t, &s) != nil {
@@ -330,20 +385,211 @@ func stringValue(raw json.RawMessage) (string, bool) {
 	return s, true
 }
 
+// plainString reports whether s can stand between quotes in JSON as it is and decodes to itself:
+// no quote, backslash or control character, and valid UTF-8.
+func plainString(s []byte) bool {
+	ascii := true
+	for _, c := range s {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return false
+		}
+		if c >= utf8.RuneSelf {
+			ascii = false
+		}
+	}
+	return ascii || utf8.Valid(s)
+}
+
 func jsonString(raw json.RawMessage) string {
 	s, _ := stringValue(raw)
 	return s
 }
 
-// numberValue returns raw as a float64 when it is a JSON number (not a numeric string).
+// numberValue returns raw as a float64 when it is a JSON number (not a numeric string) that
+// encoding/json decodes into a float64, so out-of-range numbers are not numbers here.
 func numberValue(raw json.RawMessage) (float64, bool) {
 	t := bytes.TrimSpace(raw)
-	if len(t) == 0 || !(t[0] == '-' || (t[0] >= '0' && t[0] <= '9')) {
+	if !isJSONNumber(t) {
 		return 0, false
 	}
-	var n float64
-	if json.Unmarshal(t, &n) != nil {
+	// Up to 15 digits without fraction or exponent are exact in a float64.
+	if len(t) <= 15 {
+		neg := t[0] == '-'
+		digits := t
+		if neg {
+			digits = t[1:]
+		}
+		n, plain := 0, true
+		for _, c := range digits {
+			if c < '0' || c > '9' {
+				plain = false
+				break
+			}
+			n = n*10 + int(c-'0')
+		}
+		if plain {
+			if neg {
+				return -float64(n), true
+			}
+			return float64(n), true
+		}
+	}
+	f, err := strconv.ParseFloat(string(t), 64)
+	if err != nil {
 		return 0, false
 	}
-	return n, true
+	return f, true
+}
+
+// isJSONNumber checks the JSON number grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func isJSONNumber(t []byte) bool {
+	i := 0
+	if i < len(t) && t[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		start := i
+		for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+			i++
+		}
+		return i - start
+	}
+	switch {
+	case i < len(t) && t[i] == '0':
+		i++
+	case digits() == 0:
+		return false
+	}
+	if i < len(t) && t[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(t) && (t[i] == 'e' || t[i] == 'E') {
+		i++
+		if i < len(t) && (t[i] == '+' || t[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(t)
+}
+
+// scanMembers calls f with the key (decoded as encoding/json decodes it; f must not keep it) and
+// the raw value of each member of the JSON object t, in order. It checks the object's structure
+// (brackets, quotes, ':' and ',') but not the literals inside, so it is false for what is not an
+// object and may be true for invalid JSON: readers that act on a member's value check json.Valid.
+func scanMembers(t []byte, f func(key, val []byte)) bool {
+	i := skipSpace(t, 0)
+	if i >= len(t) || t[i] != '{' {
+		return false
+	}
+	i = skipSpace(t, i+1)
+	if i < len(t) && t[i] == '}' {
+		return skipSpace(t, i+1) == len(t)
+	}
+	for {
+		if i >= len(t) || t[i] != '"' {
+			return false
+		}
+		end, esc := skipString(t, i)
+		if end < 0 {
+			return false
+		}
+		key := t[i+1 : end-1]
+		if esc {
+			var s string
+			if json.Unmarshal(t[i:end], &s) != nil {
+				return false
+			}
+			key = []byte(s)
+		}
+		i = skipSpace(t, end)
+		if i >= len(t) || t[i] != ':' {
+			return false
+		}
+		i = skipSpace(t, i+1)
+		vend := skipValue(t, i)
+		if vend < 0 {
+			return false
+		}
+		f(key, t[i:vend])
+		i = skipSpace(t, vend)
+		if i >= len(t) {
+			return false
+		}
+		if t[i] == '}' {
+			return skipSpace(t, i+1) == len(t)
+		}
+		if t[i] != ',' {
+			return false
+		}
+		i = skipSpace(t, i+1)
+	}
+}
+
+func skipSpace(t []byte, i int) int {
+	for i < len(t) && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the string that starts at t[i] == '"' (-1 when it is not
+// terminated) and whether it holds an escape.
+func skipString(t []byte, i int) (int, bool) {
+	esc := false
+	for i++; i < len(t); i++ {
+		switch t[i] {
+		case '\\':
+			esc = true
+			i++
+		case '"':
+			return i + 1, esc
+		}
+	}
+	return -1, false
+}
+
+// skipValue returns the index after the value that starts at t[i], or -1.
+func skipValue(t []byte, i int) int {
+	if i >= len(t) {
+		return -1
+	}
+	switch t[i] {
+	case '"':
+		end, _ := skipString(t, i)
+		return end
+	case '{', '[':
+		depth := 0
+		for ; i < len(t); i++ {
+			switch t[i] {
+			case '"':
+				end, _ := skipString(t, i)
+				if end < 0 {
+					return -1
+				}
+				i = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return -1
+	}
+	start := i
+	for i < len(t) && t[i] != ' ' && t[i] != '\t' && t[i] != '\n' && t[i] != '\r' && t[i] != ',' && t[i] != '}' && t[i] != ']' {
+		i++
+	}
+	if i == start {
+		return -1
+	}
+	return i
 }

@@ -1,0 +1,110 @@
+package activity
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+)
+
+// Reference readers that decode with encoding/json, as the optimised readers in metadata.go must
+// behave: the fuzz and table tests compare the two.
+
+func refStringValue(raw json.RawMessage) (string, bool) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || t[0] != '"' {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(t, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+func refNumberValue(raw json.RawMessage) (float64, bool) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || !(t[0] == '-' || (t[0] >= '0' && t[0] <= '9')) {
+		return 0, false
+	}
+	var n float64
+	if json.Unmarshal(t, &n) != nil {
+		return 0, false
+	}
+	return n, true
+}
+
+func refStreamInfoEntity(a *Activity) map[string]json.RawMessage {
+	for _, raw := range a.Entities {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw, &m) != nil {
+			continue
+		}
+		if s, _ := refStringValue(m["type"]); s == "streaminfo" {
+			return m
+		}
+	}
+	return nil
+}
+
+func refMessageEntity(a *Activity) (*MessageEntity, error) {
+	for _, raw := range a.Entities {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw, &m) != nil {
+			continue
+		}
+		typ, _ := refStringValue(m["type"])
+		id, idOK := refStringValue(m["@id"])
+		if !strings.HasPrefix(typ, "https://schema.org/") || !idOK || id != "" {
+			continue
+		}
+		return refParseMessageEntity(m)
+	}
+	return nil, nil
+}
+
+func refParseMessageEntity(m map[string]json.RawMessage) (*MessageEntity, error) {
+	rawType, ok := m["@type"]
+	if !ok || isNull(rawType) {
+		return nil, ErrMessageEntityWithoutType
+	}
+	me := &MessageEntity{Valid: true}
+	me.Type, _ = refStringValue(FirstValue(rawType))
+	me.Abstract, _ = refStringValue(FirstValue(m["abstract"]))
+	fail := func(why string) {
+		if me.Valid {
+			me.Valid, me.Problem = false, why
+		}
+	}
+	if me.Type != "Message" {
+		fail(`@type is not "Message"`)
+	}
+	if raw, present := m["isPartOf"]; present && !isNull(raw) {
+		var po map[string]json.RawMessage
+		if json.Unmarshal(FirstValue(raw), &po) != nil {
+			fail("isPartOf is not an object")
+		} else {
+			pid, idOK := refStringValue(po["@id"])
+			ptype, typeOK := refStringValue(po["@type"])
+			switch {
+			case !idOK || !IsIdentifier(pid):
+				fail(`isPartOf["@id"] is not a blank node or URL`)
+			case !typeOK:
+				fail(`isPartOf["@type"] is not a string`)
+			default:
+				me.IsPartOf = &PartOf{ID: pid, Type: ptype}
+			}
+		}
+	}
+	if raw, present := m["position"]; present && !isNull(raw) {
+		n, ok := refNumberValue(FirstValue(raw))
+		if !ok {
+			fail("position is not a number")
+		} else {
+			me.Position = &n
+		}
+	}
+	if !me.Valid {
+		me.IsPartOf, me.Position = nil, nil
+	}
+	return me, nil
+}
