@@ -120,11 +120,11 @@ func genBMessageEntity(a *activity.Activity) (pos float64, partOf string, hasPos
 		if id, ok := jsonString(m["@id"]); !ok || id != "" {
 			continue
 		}
-		if f, ok := jsonNumber(firstOf(m["position"])); ok {
+		if f, ok := jsonNumber(activity.FirstValue(m["position"])); ok {
 			pos, hasPos = f, true
 		}
 		var po map[string]json.RawMessage
-		if json.Unmarshal(firstOf(m["isPartOf"]), &po) == nil && validThing(po) {
+		if json.Unmarshal(activity.FirstValue(m["isPartOf"]), &po) == nil && validThing(po) {
 			if s, ok := jsonString(po["@id"]); ok {
 				partOf, hasPartOf = s, true
 			}
@@ -151,18 +151,4 @@ func validThing(m map[string]json.RawMessage) bool {
 		}
 	}
 	return true
-}
-
-// firstOf reduces a JSON array to its first element, as schema.org single-valued properties are
-// read.
-func firstOf(raw json.RawMessage) json.RawMessage {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 || t[0] != '[' {
-		return raw
-	}
-	var arr []json.RawMessage
-	if json.Unmarshal(t, &arr) != nil || len(arr) == 0 {
-		return nil
-	}
-	return arr[0]
 }
