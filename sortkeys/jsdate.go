@@ -29,8 +29,8 @@ const maxTimeValue = 8.64e15
 // 24:00:00 as the next midnight. A date-time without an offset is read as UTC (the zone of the
 // environment the vectors were recorded in). Anything else, including V8's legacy formats, is
 // NaN.
-func parseDate(s string) float64 {
-	p := dateParser{s: s}
+func parseDate[T string | []byte](s T) float64 {
+	p := dateParser[T]{s: s}
 	v, ok := p.parse()
 	if !ok || math.Abs(v) > maxTimeValue {
 		return math.NaN()
@@ -38,12 +38,12 @@ func parseDate(s string) float64 {
 	return v
 }
 
-type dateParser struct {
-	s string
+type dateParser[T string | []byte] struct {
+	s T
 	i int
 }
 
-func (p *dateParser) digits(n int) (int, bool) {
+func (p *dateParser[T]) digits(n int) (int, bool) {
 	if p.i+n > len(p.s) {
 		return 0, false
 	}
@@ -59,7 +59,7 @@ func (p *dateParser) digits(n int) (int, bool) {
 	return v, true
 }
 
-func (p *dateParser) eat(c byte) bool {
+func (p *dateParser[T]) eat(c byte) bool {
 	if p.i < len(p.s) && p.s[p.i] == c {
 		p.i++
 		return true
@@ -67,7 +67,7 @@ func (p *dateParser) eat(c byte) bool {
 	return false
 }
 
-func (p *dateParser) parse() (float64, bool) {
+func (p *dateParser[T]) parse() (float64, bool) {
 	year := 0
 	if p.i < len(p.s) && (p.s[0] == '+' || p.s[0] == '-') {
 		neg := p.s[0] == '-'
@@ -201,6 +201,9 @@ func jsDateValue(raw json.RawMessage) float64 {
 	}
 	switch t[0] {
 	case '"':
+		if inner, ok := plainInner(t); ok {
+			return parseDate(inner)
+		}
 		s, ok := stringOf(t)
 		if !ok {
 			return math.NaN()

@@ -116,13 +116,13 @@ var ErrNotObject = errors.New("sortkeys: activity is not a JSON object")
 // from.id and userID. The activity.Activity it builds carries what the activity package's
 // livestream and part-grouping readers look at (type, id, text, channelData, entities, the number
 // of attachments) plus replyToId; from and attachment entries are not decoded.
-func decodeRecord(raw json.RawMessage, userID string, records *arena[record]) (*record, error) {
+func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*record, error) {
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 || t[0] != '{' {
 		return nil, ErrNotObject
 	}
-	r := records.alloc()
-	r.raw, r.cd = raw, &channelData{}
+	r := mem.records.alloc()
+	r.raw, r.cd = raw, mem.cds.alloc()
 	tsString := false
 	a := &r.activity
 	r.act = a
@@ -131,7 +131,7 @@ func decodeRecord(raw json.RawMessage, userID string, records *arena[record]) (*
 	var fromRole string
 	hasFrom := false
 	err := eachMember(t, func(key []byte, v []byte) {
-		if isJSONNull(v) {
+		if len(v) == 4 && string(v) == "null" { // the scanner hands out values without spaces
 			return
 		}
 		switch string(key) {
@@ -148,7 +148,7 @@ func decodeRecord(raw json.RawMessage, userID string, records *arena[record]) (*
 			}
 		case "timestamp":
 			r.hasTimestamp, r.tsDate = true, jsDateValue(v)
-			if isJSONString(v) {
+			if v[0] == '"' {
 				tsString = true
 			}
 		case "localTimestamp":
@@ -222,14 +222,7 @@ func decodeRecord(raw json.RawMessage, userID string, records *arena[record]) (*
 	case fromRole != "":
 		r.role = fromRole
 	default:
-		switch fid, _ := stringOf(fromID); {
-		case fid != "" && fid == userID:
-			r.role = activity.RoleUser
-		case fid != "":
-			r.role = activity.RoleBot
-		default:
-			r.role = "channel"
-		}
+		r.role = roleOf(fromID, userID)
 	}
 	if seq, ok := jsonNumber(r.cd.seqID); ok {
 		r.ts = num(seq)
@@ -256,14 +249,32 @@ func decodeRecord(raw json.RawMessage, userID string, records *arena[record]) (*
 	return r, nil
 }
 
+// roleOf infers the role of an activity without from.role from from.id (fid, raw JSON): the user's
+// when it is userID, the bot's when it is any other non-empty string, else the channel's.
+func roleOf(fid []byte, userID string) string {
+	id, ok := plainInner(fid)
+	if !ok {
+		s, _ := stringOf(fid)
+		id = []byte(s)
+	}
+	switch {
+	case len(id) == 0:
+		return "channel"
+	case string(id) == userID:
+		return activity.RoleUser
+	}
+	return activity.RoleBot
+}
+
+// decodeArenas allocates what decodeRecord creates for each activity.
+type decodeArenas struct {
+	records arena[record]
+	cds     arena[channelData]
+}
+
 func isJSONNull(raw json.RawMessage) bool {
 	t := bytes.TrimSpace(raw)
 	return len(t) == 4 && string(t) == "null"
-}
-
-func isJSONString(raw json.RawMessage) bool {
-	t := bytes.TrimSpace(raw)
-	return len(t) > 0 && t[0] == '"'
 }
 
 // jsonNumber returns raw as a float64 when it is a JSON number (typeof === "number").

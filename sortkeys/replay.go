@@ -36,8 +36,8 @@ type state struct {
 	bots     int
 	// Keys walk.
 	walk *keyWalk
-	// records allocates decoded revisions.
-	records arena[record]
+	// mem allocates decoded revisions.
+	mem decodeArenas
 }
 
 type heldActivity struct {
@@ -141,7 +141,7 @@ func (st *state) nextRev() int {
 }
 
 func (st *state) decode(raw json.RawMessage, index int) (*record, error) {
-	rec, err := decodeRecord(raw, st.opts.UserID, &st.records)
+	rec, err := decodeRecord(raw, st.opts.UserID, &st.mem)
 	if err != nil {
 		return nil, err
 	}
