@@ -20,6 +20,8 @@ type session struct {
 	entries   []sessionEntry
 	finalized bool
 	ts        jsNum
+	// u is the session's main-list unit.
+	u *unit
 }
 
 // part is one entry of a HowTo grouping's part list: a plain activity or a livestream session.
@@ -34,6 +36,8 @@ type part struct {
 type grouping struct {
 	parts []part
 	ts    jsNum
+	// u is the grouping's main-list unit.
+	u *unit
 }
 
 type genC struct {
@@ -45,9 +49,6 @@ type genC struct {
 	cidMap   map[string]int // clientActivityIdToLocalIdMap
 	sessions map[string]*session
 	groups   map[string]*grouping
-	// Handles of the main-list units by identity.
-	sessionUnits map[string]*unit
-	groupUnits   map[string]*unit
 	// ghosts keeps deleted revisions in the UI list: anchored after the local id that preceded
 	// them (anchor -1: the top).
 	ghosts   map[int][]*record
@@ -57,8 +58,7 @@ type genC struct {
 
 func newGenC(list unitList) *genC {
 	return &genC{list: list, locals: make([]local, 1), idMap: map[string]int{}, cidMap: map[string]int{},
-		sessions: map[string]*session{}, groups: map[string]*grouping{},
-		sessionUnits: map[string]*unit{}, groupUnits: map[string]*unit{}, ghosts: map[int][]*record{},
+		sessions: map[string]*session{}, groups: map[string]*grouping{}, ghosts: map[int][]*record{},
 		partMemo: map[string]partResult{}}
 }
 
@@ -135,8 +135,9 @@ func (g *genC) upsert(r *record) {
 	if isLS {
 		ls = *r.ls
 	}
+	var s *session
 	if isLS {
-		if s := g.sessions[ls.SessionID]; s != nil && s.finalized {
+		if s = g.sessions[ls.SessionID]; s != nil && s.finalized {
 			return // sealed: later activities for a concluded session are dropped
 		}
 	}
@@ -147,10 +148,10 @@ func (g *genC) upsert(r *record) {
 	if r.cid != "" {
 		g.cidMap[r.cid] = r.lid
 	}
-	r.unit = ""
+	r.unitPrefix, r.unitKey = "", ""
+	var gr *grouping
 	if isLS {
 		sid := ls.SessionID
-		s := g.sessions[sid]
 		first := s == nil
 		if first {
 			s = &session{}
@@ -166,10 +167,10 @@ func (g *genC) upsert(r *record) {
 		}
 		g.locals[r.lid].sessions = appendOnce(g.locals[r.lid].sessions, sid)
 		entry = unit{kind: unitSession, key: sid, ts: s.ts}
-		r.unit = "livestream:" + sid
+		r.unitPrefix, r.unitKey = "livestream:", sid
 	}
 	if gid, pos, ok := g.partGrouping(r); ok {
-		gr := g.groups[gid]
+		gr = g.groups[gid]
 		if gr == nil {
 			gr = &grouping{}
 			g.groups[gid] = gr
@@ -205,39 +206,35 @@ func (g *genC) upsert(r *record) {
 			g.locals[r.lid].groups = appendOnce(g.locals[r.lid].groups, gid)
 		}
 		entry = unit{kind: unitGrouping, key: gid, ts: gr.ts}
-		r.unit = "howto:" + gid
+		r.unitPrefix, r.unitKey = "howto:", gid
 	}
 
+	// An existing unit is in the main list; a new one is not yet.
 	var u *unit
+	fresh := false
 	switch entry.kind {
 	case unitActivity:
 		u = g.locals[r.lid].plain
 		if u == nil {
-			u = g.units.alloc()
+			u, fresh = g.units.alloc(), true
 			u.kind = unitActivity
 			g.locals[r.lid].plain = u
-		} else {
-			g.list.Remove(u)
 		}
 		u.rec = r
 		u.lts = r.lts
 	case unitSession:
-		u = g.sessionUnits[entry.key]
+		u = s.u
 		if u == nil {
-			u = g.units.alloc()
+			u, fresh = g.units.alloc(), true
 			u.kind, u.key = unitSession, entry.key
-			g.sessionUnits[entry.key] = u
-		} else {
-			g.list.Remove(u)
+			s.u = u
 		}
 	default:
-		u = g.groupUnits[entry.key]
+		u = gr.u
 		if u == nil {
-			u = g.units.alloc()
+			u, fresh = g.units.alloc(), true
 			u.kind, u.key = unitGrouping, entry.key
-			g.groupUnits[entry.key] = u
-		} else {
-			g.list.Remove(u)
+			gr.u = u
 		}
 	}
 	u.ts = entry.ts
@@ -249,6 +246,10 @@ func (g *genC) upsert(r *record) {
 			pu.lts = r.lts
 			g.list.Refresh(pu)
 		}
+	}
+	if !fresh {
+		g.list.Reposition(u)
+		return
 	}
 	g.list.Insert(u, g.list.FirstGreater(u))
 }
@@ -364,15 +365,14 @@ func (g *genC) delete(id string) {
 		gr.parts = append(gr.parts[:idx], gr.parts[idx+1:]...)
 		if len(gr.parts) > 0 {
 			gr.ts = partListTimestamp(gr.parts)
-			if u := g.groupUnits[gid]; u != nil {
+			if u := gr.u; u != nil {
 				u.ts = gr.ts
 				g.list.Refresh(u)
 			}
 		} else {
 			delete(g.groups, gid)
-			if u := g.groupUnits[gid]; u != nil {
-				g.list.Remove(u)
-				delete(g.groupUnits, gid)
+			if gr.u != nil {
+				g.list.Remove(gr.u)
 			}
 		}
 	}
@@ -411,9 +411,8 @@ func (g *genC) delete(id string) {
 			}
 		} else {
 			delete(g.sessions, sid)
-			if u := g.sessionUnits[sid]; u != nil {
-				g.list.Remove(u)
-				delete(g.sessionUnits, sid)
+			if s.u != nil {
+				g.list.Remove(s.u)
 			}
 			for _, gr := range g.groupsWithSession(sid) {
 				for i := range gr.parts {

@@ -49,6 +49,9 @@ type unitList interface {
 	Index(u *unit) int
 	// Refresh must be called after u's ts, lts or seq changed in place.
 	Refresh(u *unit)
+	// Reposition moves u, which is in the list and whose ts or lts may have changed in place, to
+	// where Remove(u) followed by Insert(u, FirstGreater(u)) puts it.
+	Reposition(u *unit)
 	// FirstGreater is the index of the first unit X with compare(X, q) > 0 (gen-c comparator,
 	// WEBCHAT-ORDERING §4.3 step 5), or Len() when there is none.
 	FirstGreater(q *unit) int
@@ -250,6 +253,22 @@ func (t *treapList) Index(u *unit) int {
 		}
 	}
 	return i
+}
+
+// Reposition leaves u where it is when it would be reinserted at the same index, which is the
+// common case for a revised session or activity: no unit before u compares greater than u and
+// the unit after it does (compare(u, u) is never > 0, so FirstGreater skips u itself).
+func (t *treapList) Reposition(u *unit) {
+	t.Refresh(u)
+	idx, at := t.Index(u), t.FirstGreater(u)
+	if at == idx+1 {
+		return
+	}
+	t.Remove(u)
+	if at > idx {
+		at--
+	}
+	t.Insert(u, at)
 }
 
 func (t *treapList) Refresh(u *unit) {

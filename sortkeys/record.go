@@ -47,8 +47,9 @@ type record struct {
 	lts jsNum
 	// seq is the gen-a/gen-b webchat:sequence-id after Web Chat filled it in.
 	seq float64
-	// unit names the sorting unit (Item.Unit).
-	unit string
+	// unitPrefix + unitKey names the sorting unit (Item.Unit); they are joined only when the
+	// order is read.
+	unitPrefix, unitKey string
 	// cd holds the channelData members the reducers read; it is dropped once the event that
 	// delivered the record has been applied.
 	cd *channelData
@@ -105,7 +106,7 @@ func (r *record) ui() (sid string, shown bool) {
 
 func (r *record) item() Item {
 	return Item{Name: r.name(), ID: r.id, ClientActivityID: r.cid, Pending: r.pending,
-		Activity: r.raw, Arrival: r.arrival, Unit: r.unit}
+		Activity: r.raw, Arrival: r.arrival, Unit: r.unitPrefix + r.unitKey}
 }
 
 // ErrNotObject is returned by Apply when an event's activity is not a JSON object.

@@ -28,6 +28,11 @@ func (s *sliceList) Index(u *unit) int {
 
 func (s *sliceList) Refresh(*unit) {}
 
+func (s *sliceList) Reposition(u *unit) {
+	s.Remove(u)
+	s.Insert(u, s.FirstGreater(u))
+}
+
 func (s *sliceList) FirstGreater(q *unit) int {
 	for i, x := range s.units {
 		if greater(x, q) {
