@@ -1,0 +1,5 @@
+//go:build !unix
+
+package sortkeys
+
+func processCPU() (int64, bool) { return 0, false }
