@@ -192,20 +192,34 @@ func runDlbench(ctx context.Context, bin string, limit time.Duration, out any, a
 	return nil
 }
 
-// vmRSS reads the resident memory of a process in bytes from /proc/<pid>/status.
-func vmRSS(pid int) (int64, error) {
+// memory is a process's resident memory in bytes, from /proc/<pid>/status: VmRSS is the total,
+// RssAnon the heap and stacks, RssFile the file pages mapped in (for the service, mostly the
+// bbolt data file's mmap, which grows with the data and is page cache the kernel can reclaim).
+type memory struct {
+	RSS, Anon, File int64
+}
+
+// readMemory reads a process's resident memory from /proc/<pid>/status.
+func readMemory(pid int) (memory, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, err
+		return memory{}, err
 	}
+	var m memory
+	fields := map[string]*int64{"VmRSS:": &m.RSS, "RssAnon:": &m.Anon, "RssFile:": &m.File}
 	for line := range strings.Lines(string(data)) {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			var kb int64
-			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err != nil {
-				return 0, fmt.Errorf("VmRSS %q: %w", rest, err)
+		for prefix, dst := range fields {
+			if rest, ok := strings.CutPrefix(line, prefix); ok {
+				var kb int64
+				if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err != nil {
+					return memory{}, fmt.Errorf("%s %q: %w", prefix, rest, err)
+				}
+				*dst = kb << 10
 			}
-			return kb << 10, nil
 		}
 	}
-	return 0, errors.New("no VmRSS in the process status")
+	if m.RSS == 0 {
+		return memory{}, errors.New("no VmRSS in the process status")
+	}
+	return m, nil
 }
