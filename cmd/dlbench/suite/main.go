@@ -34,6 +34,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -61,6 +63,7 @@ type config struct {
 	pollInterval time.Duration
 	out          string
 	node         string
+	profile      string
 }
 
 func main() {
@@ -90,6 +93,7 @@ func parseFlags(args []string) (config, error) {
 	fs.DurationVar(&c.pollInterval, "poll-interval", 50*time.Millisecond, "target 6: dlbench's polling interval against offline-directline (it has no stream)")
 	fs.StringVar(&c.out, "out", "docs/BENCHMARKS.md", `file whose generated section is rewritten; "-" prints the section`)
 	fs.StringVar(&c.node, "node", "node", "Node.js executable")
+	fs.StringVar(&c.profile, "profile", "", "targets 1 and 2: serve --pprof, keep a CPU profile of the service under load in this folder and put its top functions in the document")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -224,7 +228,7 @@ func (s *suite) startOurs(bot string) (p *proc, base string, err error) {
 	}
 	p, err = startProc("directline", s.root, reOurs, s.directline,
 		"--addr", "127.0.0.1:0", "--data", filepath.Join(dir, "directline.db"), "--secret", s.secret,
-		"--bot-endpoint", bot, "--demo-page", "none", "--log-level", "warn")
+		"--bot-endpoint", bot, "--demo-page", "none", "--log-level", "warn", "--pprof="+strconv.FormatBool(s.cfg.profile != ""))
 	if err != nil {
 		return nil, "", err
 	}
@@ -281,14 +285,14 @@ func (s *suite) target1(ctx context.Context) section {
 		commands: []string{oursCommand("none"), dlbenchCommand("http://127.0.0.1:<port>/v3/directline", args)},
 		load:     loadAverage(),
 	}
-	r, rss, err := s.oursLoad(ctx, "none", 10*time.Minute, args)
+	r, rss, top, err := s.oursLoad(ctx, "target1", "none", 10*time.Minute, profileSeconds(s.cfg.quick, 5), args)
 	if err != nil {
 		sec.body, sec.verdict = "Run failed: "+err.Error()+"\n", "not measured"
 		return sec
 	}
 	echo := r.Latency["echo"]
 	met := r.Messages.PerSecond >= 10000 && echo.P99 < 20 && clean(r)
-	sec.body = loadTable([]string{"ours, durable"}, []loadReport{r}, []int64{rss}, "echo")
+	sec.body = loadTable([]string{"ours, durable"}, []loadReport{r}, []int64{rss}, "echo") + "\n" + top
 	sec.verdict = verdict(met, fmt.Sprintf("%.0f user activities/s (target ≥ 10,000), p99 POST→echo %.2f ms (target < 20), %s", r.Messages.PerSecond, echo.P99, cleanText(r)))
 	return sec
 }
@@ -304,29 +308,76 @@ func (s *suite) target2(ctx context.Context) section {
 		commands: []string{oursCommand("demo"), dlbenchCommand("http://127.0.0.1:<port>/v3/directline", args)},
 		load:     loadAverage(),
 	}
-	r, rss, err := s.oursLoad(ctx, "demo", 10*time.Minute, args)
+	r, rss, top, err := s.oursLoad(ctx, "target2", "demo", 10*time.Minute, profileSeconds(s.cfg.quick, 10), args)
 	if err != nil {
 		sec.body, sec.verdict = "Run failed: "+err.Error()+"\n", "not measured"
 		return sec
 	}
 	reply := r.Latency["reply"]
 	met := r.Messages.PerSecond >= 3000 && reply.P99 < 50 && clean(r)
-	sec.body = loadTable([]string{"ours, durable, demo bot"}, []loadReport{r}, []int64{rss}, "reply")
+	sec.body = loadTable([]string{"ours, durable, demo bot"}, []loadReport{r}, []int64{rss}, "reply") + "\n" + top
 	sec.verdict = verdict(met, fmt.Sprintf("%.0f user messages/s (target ≥ 3,000; each is three log entries), p99 POST→reply %.2f ms (target < 50), %s", r.Messages.PerSecond, reply.P99, cleanText(r)))
 	return sec
 }
 
 // oursLoad starts the service with bot, runs dlbench with args, and returns the report and the
-// service's resident memory after the run.
-func (s *suite) oursLoad(ctx context.Context, bot string, limit time.Duration, args []string) (loadReport, int64, error) {
+// service's resident memory after the run. With --profile it also returns the top of a CPU
+// profile of the service taken during the first profileSeconds of the load.
+func (s *suite) oursLoad(ctx context.Context, name, bot string, limit time.Duration, profileSeconds int, args []string) (loadReport, int64, string, error) {
 	p, base, err := s.startOurs(bot)
 	if err != nil {
-		return loadReport{}, 0, err
+		return loadReport{}, 0, "", err
 	}
 	defer p.stop()
+	var top string
+	profiled := make(chan struct{})
+	if s.cfg.profile != "" {
+		go func() {
+			defer close(profiled)
+			top = s.cpuProfile(ctx, p.url, name, profileSeconds)
+		}()
+	} else {
+		close(profiled)
+	}
 	r, err := s.load(ctx, base, limit, args)
+	<-profiled
 	m, _ := readMemory(p.pid())
-	return r, m.RSS, err
+	return r, m.RSS, top, err
+}
+
+// cpuProfile fetches a CPU profile of the service at addr into the --profile folder and returns
+// `go tool pprof -top` of it (the first lines).
+func (s *suite) cpuProfile(ctx context.Context, addr, name string, seconds int) string {
+	if err := os.MkdirAll(s.cfg.profile, 0o755); err != nil {
+		return "profile: " + err.Error()
+	}
+	path := filepath.Join(s.cfg.profile, name+".cpu.pprof")
+	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, seconds)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "profile: " + err.Error()
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "profile: " + err.Error()
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		return "profile: " + err.Error()
+	}
+	_, err = io.Copy(f, resp.Body)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return fmt.Sprintf("profile: HTTP %d, %v", resp.StatusCode, err)
+	}
+	out, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-cum", "-nodecount=30", s.directline, path).CombinedOutput()
+	if err != nil {
+		return "pprof: " + err.Error()
+	}
+	return fmt.Sprintf("CPU profile of the service over the first %d s of the load (`go tool pprof -top -cum -nodecount=30 directline %s`); `Total samples` below 100 %% of the duration means the service was waiting (fsync, the network, the machine), not computing:\n\n```\n%s```\n", seconds, path, out)
 }
 
 func (s *suite) target3(ctx context.Context) section {
@@ -496,6 +547,14 @@ func (s *suite) target5(ctx context.Context) section {
 	met := len(samples) > 1 && anonGrowth < 10 && clean(r)
 	sec.verdict = verdict(met, fmt.Sprintf("%.0f messages/s for %.0f s, p99 POST→reply %.2f ms, RssAnon growth after warm-up %.1f %% (target < 10 %%; VmRSS %.1f %%), %s", r.Messages.PerSecond, r.DurationS, reply.P99, anonGrowth, rssGrowth, cleanText(r)))
 	return sec
+}
+
+// profileSeconds is how long a CPU profile covers: the load of a quick run lasts about a second.
+func profileSeconds(quick bool, full int) int {
+	if quick {
+		return 1
+	}
+	return full
 }
 
 // stopCut removes from e the requests dlbench abandoned because the suite interrupted it on
