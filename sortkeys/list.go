@@ -271,10 +271,27 @@ func (t *treapList) Reposition(u *unit) {
 	t.Insert(u, at)
 }
 
+// Refresh recomputes aggregates from u up, and stops at the first node whose aggregates come out
+// unchanged: its ancestors depend on u only through them. A revision that keeps its unit's keys
+// costs one node, not the whole path.
 func (t *treapList) Refresh(u *unit) {
 	for n := u; n != nil; n = n.parent {
+		before := n.aggregates()
 		pull(n)
+		if n.aggregates() == before {
+			return
+		}
 	}
+}
+
+type aggregates struct {
+	size                                  int
+	maxTs, maxLtsUndef, maxLtsAll, maxSeq float64
+}
+
+// aggregates are n's subtree values; they never hold NaN, so == compares them exactly.
+func (n *unit) aggregates() aggregates {
+	return aggregates{n.size, n.maxTs, n.maxLtsUndef, n.maxLtsAll, n.maxSeq}
 }
 
 // first returns the index of the first unit at or after from for which self holds, descending
