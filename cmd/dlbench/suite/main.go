@@ -377,7 +377,7 @@ func (s *suite) cpuProfile(ctx context.Context, addr, name string, seconds int) 
 	if err != nil {
 		return "pprof: " + err.Error()
 	}
-	return fmt.Sprintf("CPU profile of the service over the first %d s of the load (`go tool pprof -top -cum -nodecount=30 directline %s`); `Total samples` below 100 %% of the duration means the service was waiting (fsync, the network, the machine), not computing:\n\n```\n%s```\n", seconds, path, out)
+	return fmt.Sprintf("CPU profile of the service over the first %d s of the load (`go tool pprof -top -cum -nodecount=30 directline %s`); `Total samples` is the service's CPU time as a share of the wall time, 200 %% being both cores: well below that, the service was waiting (fsync, the network, the rest of the machine) rather than computing:\n\n```\n%s```\n", seconds, path, out)
 }
 
 func (s *suite) target3(ctx context.Context) section {

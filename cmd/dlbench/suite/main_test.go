@@ -1,0 +1,145 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestRewrite(t *testing.T) {
+	section := markStart + "\nnew figures\n" + markEnd + "\n"
+	tests := []struct {
+		name, doc, want string
+	}{
+		{
+			name: "replaces between the markers, keeps the rest",
+			doc:  "# Benchmarks\n\nintro\n\n" + markStart + "\nold figures\n" + markEnd + "\n\n## Later\n",
+			want: "# Benchmarks\n\nintro\n\n" + section + "\n## Later\n",
+		},
+		{
+			name: "appends a Targets section when the markers are absent",
+			doc:  "# Benchmarks\n\nintro\n",
+			want: "# Benchmarks\n\nintro\n\n## Targets\n\n" + section,
+		},
+		{
+			name: "an end marker before the start marker is not a section",
+			doc:  markEnd + "\n" + markStart + "\n",
+			want: markEnd + "\n" + markStart + "\n\n## Targets\n\n" + section,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "BENCHMARKS.md")
+			if err := os.WriteFile(path, []byte(tt.doc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := rewrite(path, section); err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("got\n%q\nwant\n%q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestStopCut(t *testing.T) {
+	tests := []struct {
+		name          string
+		byKind        map[string]int64
+		conversations int
+		wantCut       int64
+		wantTotal     int64
+	}{
+		{"only interrupted POSTs", map[string]int64{"POST activities: interrupt signal received": 3}, 200, 3, 0},
+		{"other errors stay", map[string]int64{"POST activities: interrupt signal received": 2, "reply timeout": 4}, 200, 2, 4},
+		{"more than one per conversation is not a scheduled stop", map[string]int64{"POST activities: interrupt signal received": 5}, 4, 0, 5},
+		{"no errors", map[string]int64{}, 200, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := errorReport{ByKind: tt.byKind}
+			for _, n := range tt.byKind {
+				e.Total += n
+			}
+			if got := stopCut(&e, tt.conversations); got != tt.wantCut {
+				t.Errorf("cut = %d, want %d", got, tt.wantCut)
+			}
+			if e.Total != tt.wantTotal {
+				t.Errorf("total = %d, want %d", e.Total, tt.wantTotal)
+			}
+			var sum int64
+			for _, n := range e.ByKind {
+				sum += n
+			}
+			if sum != e.Total {
+				t.Errorf("by_kind sums to %d, total says %d", sum, e.Total)
+			}
+		})
+	}
+}
+
+func TestReadMemory(t *testing.T) {
+	m, err := readMemory(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.RSS <= 0 || m.Anon <= 0 || m.Anon+m.File > m.RSS {
+		t.Errorf("memory %+v: want RSS > 0, RssAnon > 0 and RssAnon+RssFile <= VmRSS", m)
+	}
+	if _, err := readMemory(-1); err == nil {
+		t.Error("readMemory(-1): no error")
+	}
+}
+
+func TestTableEscapesPipes(t *testing.T) {
+	got := table([]string{"a", "b"}, [][]string{{"x|y", "z"}})
+	want := "| a | b |\n| --- | --- |\n| x\\|y | z |\n"
+	if got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestMedian(t *testing.T) {
+	tests := []struct {
+		in   []float64
+		want float64
+	}{{nil, 0}, {[]float64{3}, 3}, {[]float64{5, 1, 3}, 3}, {[]float64{4, 1, 3, 2}, 2.5}}
+	for _, tt := range tests {
+		if got := median(tt.in); got != tt.want {
+			t.Errorf("median(%v) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	tests := []struct {
+		args    []string
+		wantErr string
+		check   func(config) bool
+	}{
+		{nil, "", func(c config) bool { return c.soak.Minutes() == 10 && c.runs == 3 && len(c.targets) == 6 }},
+		{[]string{"--quick"}, "", func(c config) bool { return c.soak.Seconds() == 20 && c.runs == 1 }},
+		{[]string{"--quick", "--soak", "5s", "--targets", "2, 6"}, "", func(c config) bool { return c.soak.Seconds() == 5 && c.targets[2] && c.targets[6] && !c.targets[1] }},
+		{[]string{"--targets", "7"}, "not a target", nil},
+		{[]string{"--runs", "-1"}, "must be positive", nil},
+		{[]string{"extra"}, "unexpected arguments", nil},
+	}
+	for _, tt := range tests {
+		c, err := parseFlags(tt.args)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%v: error %v, want one containing %q", tt.args, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || !tt.check(c) {
+			t.Errorf("%v: %+v, %v", tt.args, c, err)
+		}
+	}
+}
