@@ -464,8 +464,9 @@ func (s *suite) target5(ctx context.Context) section {
 	const rate = 1500 // messages/s: half of target 2's 3,000
 	// Each conversation sends one message per interval (think time after each reply).
 	interval := (time.Second * conversations / rate).Round(time.Millisecond)
-	// More messages than the soak can send: dlbench is interrupted when the soak's time is up.
-	messages := 2*int(s.cfg.soak/interval) + 10
+	// The schedule fills the soak when replies are quick; latency stretches it (the think time
+	// follows each reply), up to the deadline below.
+	messages := max(1, int(s.cfg.soak/interval))
 	args := []string{"--conversations", itoa(conversations), "--messages", itoa(messages), "--think", interval.String(), "--bot", "yes", "--timeout", "30s"}
 	sec := section{
 		title:    fmt.Sprintf("Target 5: soak, %s at half the rate of target 2", s.cfg.soak),
@@ -505,14 +506,13 @@ func (s *suite) target5(ctx context.Context) section {
 			}
 		}
 	}()
-	r, err := s.load(ctx, base, s.cfg.soak, args)
+	r, err := s.load(ctx, base, 3*s.cfg.soak+time.Minute, args)
 	elapsed := time.Since(start)
 	close(stopSampling)
 	<-sampled
 	if err != nil {
 		return fail(err)
 	}
-	cut := stopCut(&r.Errors, conversations)
 	// The warm-up is the first fifth of the run as it went (a loaded machine stretches it).
 	warm := (elapsed / 5).Round(time.Second)
 	var atWarm, last, peak memory
@@ -541,11 +541,10 @@ func (s *suite) target5(ctx context.Context) section {
 	for _, sm := range samples {
 		raw = append(raw, fmt.Sprintf("%6.0fs  VmRSS %7s MB  RssAnon %7s MB  RssFile %7s MB", sm.at.Seconds(), mb(sm.m.RSS), mb(sm.m.Anon), mb(sm.m.File)))
 	}
-	sec.body += fmt.Sprintf("\nPOSTs cut short by the scheduled stop (not counted as errors): %d.\n", cut)
 	sec.body += "\nServer memory every " + every.String() + ":\n\n```\n" + strings.Join(raw, "\n") + "\n```\n"
 	// The heap is what must stay flat; the data file's mapped pages grow with the data by design.
-	met := len(samples) > 1 && anonGrowth < 10 && clean(r)
-	sec.verdict = verdict(met, fmt.Sprintf("%.0f messages/s for %.0f s, p99 POST→reply %.2f ms, RssAnon growth after warm-up %.1f %% (target < 10 %%; VmRSS %.1f %%), %s", r.Messages.PerSecond, r.DurationS, reply.P99, anonGrowth, rssGrowth, cleanText(r)))
+	met := len(samples) > 1 && anonGrowth < 10 && clean(r) && r.Messages.PerSecond >= 0.9*rate
+	sec.verdict = verdict(met, fmt.Sprintf("%.0f messages/s (schedule %d/s; at least 90 %% of it needed) for %.0f s, p99 POST→reply %.2f ms, RssAnon growth after warm-up %.1f %% (target < 10 %%; VmRSS %.1f %%), %s", r.Messages.PerSecond, rate, r.DurationS, reply.P99, anonGrowth, rssGrowth, cleanText(r)))
 	return sec
 }
 
@@ -555,27 +554,6 @@ func profileSeconds(quick bool, full int) int {
 		return 1
 	}
 	return full
-}
-
-// stopCut removes from e the requests dlbench abandoned because the suite interrupted it on
-// schedule (at most one in flight per conversation) and returns how many there were.
-func stopCut(e *errorReport, conversations int) int64 {
-	var cut int64
-	for k, n := range e.ByKind {
-		if strings.HasSuffix(k, ": interrupt signal received") {
-			cut += n
-		}
-	}
-	if cut > int64(conversations) {
-		return 0
-	}
-	for k := range e.ByKind {
-		if strings.HasSuffix(k, ": interrupt signal received") {
-			delete(e.ByKind, k)
-		}
-	}
-	e.Total -= cut
-	return cut
 }
 
 // comparison is one case of target 6.

@@ -48,42 +48,6 @@ func TestRewrite(t *testing.T) {
 	}
 }
 
-func TestStopCut(t *testing.T) {
-	tests := []struct {
-		name          string
-		byKind        map[string]int64
-		conversations int
-		wantCut       int64
-		wantTotal     int64
-	}{
-		{"only interrupted POSTs", map[string]int64{"POST activities: interrupt signal received": 3}, 200, 3, 0},
-		{"other errors stay", map[string]int64{"POST activities: interrupt signal received": 2, "reply timeout": 4}, 200, 2, 4},
-		{"more than one per conversation is not a scheduled stop", map[string]int64{"POST activities: interrupt signal received": 5}, 4, 0, 5},
-		{"no errors", map[string]int64{}, 200, 0, 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			e := errorReport{ByKind: tt.byKind}
-			for _, n := range tt.byKind {
-				e.Total += n
-			}
-			if got := stopCut(&e, tt.conversations); got != tt.wantCut {
-				t.Errorf("cut = %d, want %d", got, tt.wantCut)
-			}
-			if e.Total != tt.wantTotal {
-				t.Errorf("total = %d, want %d", e.Total, tt.wantTotal)
-			}
-			var sum int64
-			for _, n := range e.ByKind {
-				sum += n
-			}
-			if sum != e.Total {
-				t.Errorf("by_kind sums to %d, total says %d", sum, e.Total)
-			}
-		})
-	}
-}
-
 func TestReadMemory(t *testing.T) {
 	m, err := readMemory(os.Getpid())
 	if err != nil {
