@@ -1,6 +1,7 @@
 package sortkeys
 
 import (
+	"encoding/json"
 	"sync"
 	"testing"
 )
@@ -73,6 +74,29 @@ func BenchmarkReplay(b *testing.B) {
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/perEvent, "ns/event")
 				b.ReportMetric(meanDepth(r), "depth")
 			})
+		}
+	}
+}
+
+// BenchmarkDecode reads the activities of the first 10k events of the replay log as Apply does,
+// without the reducers: the part of ns/event that no ordered structure can save.
+func BenchmarkDecode(b *testing.B) {
+	var raws []json.RawMessage
+	for _, ev := range randomLog(20251124, 10_000, false) {
+		if len(ev.Activity) > 0 {
+			raws = append(raws, ev.Activity)
+		}
+	}
+	var mem decodeArenas
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, err := decodeRecord(raws[i%len(raws)], "u-user", &mem); err != nil {
+			b.Fatal(err)
+		}
+		i++
+		if i%len(raws) == 0 {
+			mem = decodeArenas{}
 		}
 	}
 }
