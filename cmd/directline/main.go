@@ -232,7 +232,7 @@ func startBot(cfg Config, opts bot.Options, public string, listen *net.TCPAddr, 
 	delivery := &directline.BotClient{Client: client, Endpoint: cfg.BotEndpoint}
 	stopDemo := func(context.Context) error { return nil }
 	if cfg.BotEndpoint == botDemo {
-		client := &http.Client{Timeout: 30 * time.Second, Transport: localTransport{public: strings.TrimRight(public, "/"), local: localURL(listen)}}
+		client := &http.Client{Timeout: 30 * time.Second, Transport: localTransport{public: strings.TrimRight(public, "/"), local: localURL(listen), next: demoBotTransport()}}
 		u, stop, err := demobot.Start("127.0.0.1:0", demobot.Options{Logger: logger, HTTPClient: client})
 		if err != nil {
 			return nil, nil, nil, err
@@ -252,6 +252,7 @@ func startBot(cfg Config, opts bot.Options, public string, listen *net.TCPAddr, 
 // calls come from loopback (--connector-allow).
 type localTransport struct {
 	public, local string
+	next          http.RoundTripper
 }
 
 func (t localTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -263,7 +264,7 @@ func (t localTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		r = r.Clone(r.Context())
 		r.URL, r.Host = u, ""
 	}
-	return http.DefaultTransport.RoundTrip(r)
+	return t.next.RoundTrip(r)
 }
 
 // localURL is the plain-HTTP URL of the listener, on loopback when it listens on every address.
@@ -309,4 +310,13 @@ func newSecret() (string, error) {
 	}
 	s := base64.RawURLEncoding.EncodeToString(b)
 	return s[:11] + ".dl." + s[11:], nil
+}
+
+// demoBotTransport keeps idle connections for the demo bot's concurrent replies (the default
+// transport keeps two per host).
+func demoBotTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 1024
+	t.MaxIdleConnsPerHost = 256
+	return t
 }

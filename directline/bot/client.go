@@ -160,7 +160,7 @@ func NewClient(o Options) *Client {
 	}
 	c := &Client{opts: o, http: o.HTTPClient, log: o.Logger}
 	if c.http == nil {
-		c.http = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		c.http = &http.Client{Transport: pooledTransport(), CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	if c.log == nil {
 		c.log = slog.Default()
@@ -367,4 +367,13 @@ func (c *Client) Close(ctx context.Context) error {
 		<-done
 		return ctx.Err()
 	}
+}
+
+// pooledTransport keeps enough idle connections per bot host for many concurrent deliveries:
+// http.DefaultTransport keeps two, so under load most deliveries would dial a new connection.
+func pooledTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 1024
+	t.MaxIdleConnsPerHost = 256
+	return t
 }

@@ -87,6 +87,9 @@ func Open(path string, opts Options) (*Store, error) {
 		NoSync:       opts.NoSync,
 		FreelistType: bolt.FreelistMapType,
 	})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, fmt.Errorf("store/bolt: open %s: the file is locked by another process (is another instance running on it?): %w", path, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("store/bolt: open %s: %w", path, err)
 	}

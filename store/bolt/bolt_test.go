@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/directline-go/directline/activity"
 	"github.com/directline-go/directline/store"
@@ -223,5 +224,20 @@ func TestCrashKeepsAcknowledged(t *testing.T) {
 		if err != nil || r.Seq != uint64(len(log))+1 {
 			t.Errorf("%s: append after the crash got seq %d, %v; want %d", conv, r.Seq, err, len(log)+1)
 		}
+	}
+}
+
+// TestOpenLockedFileSaysSo: a second process (here a second Open) on the same file gets an error
+// that names the lock rather than a bare timeout.
+func TestOpenLockedFileSaysSo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "dl.db")
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = Open(path, Options{LockTimeout: 50 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "locked by another process") {
+		t.Fatalf("second Open: %v", err)
 	}
 }
