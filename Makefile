@@ -4,15 +4,17 @@
 GO       ?= go
 NPM      ?= npm
 FUZZTIME ?= 3s
+# ARGS are passed to the service by `make run`, e.g. make run ARGS='--addr 127.0.0.1:3001'.
+ARGS     ?=
 
 DEMO_MODULES := webchat-demo/node_modules/.package-lock.json
 # Debian's Chromium drives the browser tests; nothing downloads a browser of its own.
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: run build test test-go test-fuzz test-node test-browser deps vet bench
+.PHONY: run build test test-go test-fuzz test-node test-browser deps vet bench bench-quick
 
 run: deps
-	$(GO) run ./cmd/directline
+	$(GO) run ./cmd/directline $(ARGS)
 
 build:
 	$(GO) build -o bin/ ./cmd/...
@@ -50,5 +52,9 @@ $(CHROMIUM):
 test-browser: deps $(CHROMIUM)
 	CHROMIUM_PATH=$(CHROMIUM) $(NPM) --prefix webchat-demo run test:browser
 
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+# The performance targets (docs/BENCHMARKS.md, "Targets"): about half an hour, not part of make test.
+bench: deps
+	$(GO) run ./cmd/dlbench/suite --profile $${TMPDIR:-/tmp}/directline-bench-profiles
+
+bench-quick: deps
+	$(GO) run ./cmd/dlbench/suite --quick --profile $${TMPDIR:-/tmp}/directline-bench-profiles
