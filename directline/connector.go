@@ -264,17 +264,24 @@ func (s *Server) sendConversationHistory(c echo.Context) error {
 	return c.JSON(http.StatusOK, resourceResponse{ID: last})
 }
 
+// connectorActivity reads the conversation and the decoded activity id of a connector route with
+// both in its path (…/conversations/{conversationId}/activities/{activityId}).
+func (s *Server) connectorActivity(c echo.Context) (store.Conversation, string, error) {
+	conv, err := s.connectorConversation(c)
+	if err != nil {
+		return store.Conversation{}, "", err
+	}
+	id, err := pathParam(c, "activityId")
+	return conv, id, err
+}
+
 // updateActivity is UpdateActivity: PUT .../activities/{activityId} → 200 {id}. The revision
 // keeps the activity's id, timestamp and sequence id and takes a new watermark, so live clients
 // get it as a new frame and replace the activity in place, and history shows the latest revision
 // once at its original place (DESIGN invariant 9, field case R12). A body id other than the path
 // id is ErrBadArgument; an unknown or deleted activity is ErrNotFound.
 func (s *Server) updateActivity(c echo.Context) error {
-	conv, err := s.connectorConversation(c)
-	if err != nil {
-		return err
-	}
-	id, err := pathParam(c, "activityId")
+	conv, id, err := s.connectorActivity(c)
 	if err != nil {
 		return err
 	}
@@ -298,11 +305,7 @@ func (s *Server) updateActivity(c echo.Context) error {
 // pushed to live clients, which keep what they were shown: Web Chat has no way to remove an
 // activity (field case R12).
 func (s *Server) deleteActivity(c echo.Context) error {
-	conv, err := s.connectorConversation(c)
-	if err != nil {
-		return err
-	}
-	id, err := pathParam(c, "activityId")
+	conv, id, err := s.connectorActivity(c)
 	if err != nil {
 		return err
 	}
@@ -363,11 +366,7 @@ func (s *Server) getConversationPagedMembers(c echo.Context) error {
 // [ChannelAccount], the conversation's members (everyone in a Direct Line conversation sees every
 // activity); ErrNotFound for an unknown activity.
 func (s *Server) getActivityMembers(c echo.Context) error {
-	conv, err := s.connectorConversation(c)
-	if err != nil {
-		return err
-	}
-	id, err := pathParam(c, "activityId")
+	conv, id, err := s.connectorActivity(c)
 	if err != nil {
 		return err
 	}
