@@ -232,7 +232,7 @@ func startBot(cfg Config, opts bot.Options, public string, listen *net.TCPAddr, 
 	delivery := &directline.BotClient{Client: client, Endpoint: cfg.BotEndpoint}
 	stopDemo := func(context.Context) error { return nil }
 	if cfg.BotEndpoint == botDemo {
-		client := &http.Client{Timeout: 30 * time.Second, Transport: localTransport{public: strings.TrimRight(public, "/"), local: localURL(listen), next: demoBotTransport()}}
+		client := &http.Client{Timeout: 30 * time.Second, Transport: localTransport{public: strings.TrimRight(public, "/"), local: localURL(listen), next: bot.PooledTransport(256)}}
 		u, stop, err := demobot.Start("127.0.0.1:0", demobot.Options{Logger: logger, HTTPClient: client})
 		if err != nil {
 			return nil, nil, nil, err
@@ -310,13 +310,4 @@ func newSecret() (string, error) {
 	}
 	s := base64.RawURLEncoding.EncodeToString(b)
 	return s[:11] + ".dl." + s[11:], nil
-}
-
-// demoBotTransport keeps idle connections for the demo bot's concurrent replies (the default
-// transport keeps two per host).
-func demoBotTransport() *http.Transport {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConns = 1024
-	t.MaxIdleConnsPerHost = 256
-	return t
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/directline-go/directline/activity"
+	"github.com/directline-go/directline/directline/bot"
 	"github.com/directline-go/directline/directline/client"
 )
 
@@ -65,7 +66,7 @@ type bench struct {
 func newBench(cfg config) *bench {
 	return &bench{
 		cfg:    cfg,
-		http:   &http.Client{Timeout: 30 * time.Second, Transport: pooledTransport(cfg.Concurrency)},
+		http:   &http.Client{Timeout: 30 * time.Second, Transport: bot.PooledTransport(cfg.Concurrency + 16)},
 		post:   newLatency(),
 		echo:   newLatency(),
 		reply:  newLatency(),
@@ -489,13 +490,4 @@ func (b *bench) runLoad(ctx context.Context) time.Duration {
 	}
 	wg.Wait()
 	return time.Since(start)
-}
-
-// pooledTransport keeps an idle connection per simulated user, so the load measures the server
-// rather than connection set-up (the default transport keeps two per host).
-func pooledTransport(users int) *http.Transport {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConns = max(users, 2) + 16
-	t.MaxIdleConnsPerHost = max(users, 2) + 16
-	return t
 }

@@ -160,7 +160,7 @@ func NewClient(o Options) *Client {
 	}
 	c := &Client{opts: o, http: o.HTTPClient, log: o.Logger}
 	if c.http == nil {
-		c.http = &http.Client{Transport: pooledTransport(), CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		c.http = &http.Client{Transport: PooledTransport(256), CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	if c.log == nil {
 		c.log = slog.Default()
@@ -369,11 +369,12 @@ func (c *Client) Close(ctx context.Context) error {
 	}
 }
 
-// pooledTransport keeps enough idle connections per bot host for many concurrent deliveries:
-// http.DefaultTransport keeps two, so under load most deliveries would dial a new connection.
-func pooledTransport() *http.Transport {
+// PooledTransport is http.DefaultTransport keeping up to perHost idle connections per host:
+// the default keeps two, so many concurrent requests to one host (deliveries to a bot, a bot's
+// replies, a load generator's users) would mostly dial new connections.
+func PooledTransport(perHost int) *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConns = 1024
-	t.MaxIdleConnsPerHost = 256
+	t.MaxIdleConnsPerHost = max(perHost, 2)
+	t.MaxIdleConns = 4 * t.MaxIdleConnsPerHost
 	return t
 }

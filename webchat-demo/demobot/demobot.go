@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/directline-go/directline/activity"
+	botclient "github.com/directline-go/directline/directline/bot"
 )
 
 // maxActivityBytes caps an inbound activity (Direct Line allows 256K characters serialized).
@@ -71,7 +72,7 @@ type bot struct {
 func New(opts Options) http.Handler {
 	b := &bot{http: opts.HTTPClient, log: opts.Logger, streamDelay: opts.StreamDelay, maxDownload: opts.MaxDownloadBytes}
 	if b.http == nil {
-		b.http = &http.Client{Timeout: 30 * time.Second, Transport: pooledTransport()}
+		b.http = &http.Client{Timeout: 30 * time.Second, Transport: botclient.PooledTransport(256)}
 	}
 	if b.log == nil {
 		b.log = slog.Default()
@@ -319,13 +320,4 @@ func rawJSON(v any) json.RawMessage {
 		panic(err) // only called with values that always encode
 	}
 	return b
-}
-
-// pooledTransport keeps idle connections to the service for concurrent turns (the default
-// transport keeps two per host, so a busy bot would dial for most replies).
-func pooledTransport() *http.Transport {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConns = 1024
-	t.MaxIdleConnsPerHost = 256
-	return t
 }
