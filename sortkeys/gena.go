@@ -136,7 +136,7 @@ func (g *genAB) prepare(r *record) {
 	r.lid = g.nextLid
 	r.ab = &abInfo{}
 	cd := r.cd
-	if r.act.Type == activity.TypeTyping {
+	if r.typ == activity.TypeTyping {
 		r.ab.streamKey = strictKey(cd.streamID)
 		r.ab.streamSeq = toNumber(cd.streamSequence)
 	}
@@ -178,12 +178,12 @@ func (g *genAB) patch(r *record) {
 			matches = func(x *unit) bool { return x.rec.ab.isLS && x.rec.ab.ls.sessionID == r.ab.ls.sessionID }
 			isBefore = func(x *unit) bool { return x.rec.ab.ls.seq < r.ab.ls.seq }
 		}
-	} else if r.textKind == textString && r.act.Type == activity.TypeTyping {
+	} else if r.textKind == textString && r.typ == activity.TypeTyping {
 		if s, ok := jsonNumber(r.cd.streamSequence); ok && r.ab.streamKey != "" {
 			key = r.ab.streamKey
 			group = g.byStream[key]
 			matches = func(x *unit) bool {
-				return x.rec.act.Type == activity.TypeTyping && x.rec.ab.streamKey == r.ab.streamKey
+				return x.rec.typ == activity.TypeTyping && x.rec.ab.streamKey == r.ab.streamKey
 			}
 			isBefore = func(x *unit) bool { return x.rec.ab.streamSeq < s }
 		}
@@ -331,7 +331,7 @@ func (g *genAB) fulfilled(cid string, echo *record) {
 		return
 	}
 	g.patch(echo)
-	echo.cd = nil
+	echo.release()
 	echo.pending = false
 	var hits []*unit
 	for u := range g.byCid[cid] {

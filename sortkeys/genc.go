@@ -261,14 +261,14 @@ func (g *genC) partGrouping(r *record) (string, *float64, bool) {
 	if !r.mayPartOf {
 		return "", nil, false
 	}
-	if p, ok := g.partMemo[string(r.rawEntities)]; ok {
+	if p, ok := g.partMemo[string(r.rawEntities())]; ok {
 		return p.gid, p.pos, p.ok
 	}
 	gid, pos, ok := r.act.PartGrouping()
 	if len(g.partMemo) >= partMemoSize {
 		clear(g.partMemo)
 	}
-	g.partMemo[string(r.rawEntities)] = partResult{gid, pos, ok}
+	g.partMemo[string(r.rawEntities())] = partResult{gid, pos, ok}
 	return gid, pos, ok
 }
 

@@ -4,30 +4,40 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/directline-go/directline/activity"
 )
 
-// record is one stored revision of an activity.
+// record is one stored revision of an activity. It keeps only what the reducers and the
+// renderer read after the event that delivered it; what the entity readers need is rebuilt from
+// raw on the rare occasions they run later.
 type record struct {
 	// lid is the local id Web Chat keeps across revisions (gen-c) or a unique revision number.
 	lid int
 	// rev numbers revisions uniquely; the keys walk uses it as the revision's identity.
 	rev int
 	raw json.RawMessage
+	// act is what the activity package's livestream and part-grouping readers look at. It lives
+	// in scratch storage that the next decode reuses, so it is valid only while the event that
+	// delivered the record is applied (or while the record is held); nil afterwards.
 	act *activity.Activity
-	// activity is the storage behind act.
-	activity activity.Activity
-	// idIsString and textKind say how id and text were sent (JavaScript typeof checks);
-	// hasTimestamp and tsDate are timestamp's presence and +new Date(timestamp).
-	idIsString   bool
-	textKind     uint8
-	hasTimestamp bool
-	tsDate       float64
-	// rawEntities is the entities member as delivered (nil when absent).
-	rawEntities json.RawMessage
+	// typ is the type member (common values share one string); replyToID is replyToId.
+	typ, replyToID string
+	// idIsString and textKind say how id and text were sent (JavaScript typeof checks); hasText
+	// is a non-empty string text; hasAttachments a non-empty attachments array; hasTimestamp and
+	// tsDate are timestamp's presence and +new Date(timestamp).
+	idIsString     bool
+	textKind       uint8
+	hasText        bool
+	hasAttachments bool
+	hasTimestamp   bool
+	tsDate         float64
+	// entStart and entEnd locate the entities member as delivered in raw (entEnd 0: absent).
+	entStart, entEnd int32
 	// Necessary conditions, found while scanning, for the entity readers to find anything: an
 	// entity mentioning streaminfo, isPartOf or abstract (or holding an escape). They spare
 	// the readers' full decode of every entity of every activity.
@@ -50,8 +60,8 @@ type record struct {
 	// unitPrefix + unitKey names the sorting unit (Item.Unit); they are joined only when the
 	// order is read.
 	unitPrefix, unitKey string
-	// cd holds the channelData members the reducers read; it is dropped once the event that
-	// delivered the record has been applied.
+	// cd holds the channelData members the reducers read; like act it is scratch storage, dropped
+	// once the event that delivered the record has been applied.
 	cd *channelData
 	// postBack and messageBackHidden are what the renderer reads from channelData.
 	postBack, messageBackHidden bool
@@ -67,6 +77,40 @@ type record struct {
 	// ghost marks a revision deleted from the store but still in the UI list (gen-c).
 	ghost bool
 }
+
+// rawEntities is the entities member as delivered (nil when absent).
+func (r *record) rawEntities() json.RawMessage {
+	if r.entEnd == 0 {
+		return nil
+	}
+	return r.raw[r.entStart:r.entEnd]
+}
+
+// entityView is an Activity holding just the entities, for the Message entity reader after the
+// record's event.
+func (r *record) entityView() *activity.Activity {
+	a := &activity.Activity{}
+	_ = eachElement(r.rawEntities(), func(ev []byte) { a.Entities = append(a.Entities, ev) })
+	return a
+}
+
+// detach gives a record that outlives its event (a held reply) its own copy of the scratch
+// storage behind act and cd.
+func (r *record) detach() {
+	if r.act != nil {
+		a := *r.act
+		a.Entities = slices.Clone(a.Entities)
+		a.ChannelData = maps.Clone(a.ChannelData)
+		r.act = &a
+	}
+	if r.cd != nil {
+		cd := *r.cd
+		r.cd = &cd
+	}
+}
+
+// release drops the scratch storage once the record's event has been applied.
+func (r *record) release() { r.act, r.cd = nil, nil }
 
 // textKind values: how text was sent.
 const (
@@ -114,21 +158,29 @@ var ErrNotObject = errors.New("sortkeys: activity is not a JSON object")
 
 // decodeRecord reads the members the model needs and applies Web Chat's normalisation on receipt
 // (WEBCHAT-ORDERING §3 step 1): null members are absent, and a missing role is inferred from
-// from.id and userID. The activity.Activity it builds carries what the activity package's
-// livestream and part-grouping readers look at (type, id, text, channelData, entities, the number
-// of attachments) plus replyToId; from and attachment entries are not decoded.
+// from.id and userID. The activity.Activity it points act at (scratch storage in mem) carries
+// what the activity package's livestream and part-grouping readers look at: type, id, text (for
+// livestream candidates only, the one reader of it), channelData (livestream candidates only),
+// entities and whether there are attachments; from and attachment entries are not decoded.
 func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*record, error) {
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 || t[0] != '{' {
 		return nil, ErrNotObject
 	}
+	// t and every value handed out below are slices of raw: the difference of capacities is the
+	// offset into raw.
+	base := cap(raw)
 	r := mem.records.alloc()
-	r.raw, r.cd = raw, mem.cds.alloc()
-	tsString := false
-	a := &r.activity
+	r.raw = raw
+	cd := &mem.cd
+	*cd = channelData{}
+	r.cd = cd
+	a := &mem.act
+	*a = activity.Activity{Entities: a.Entities[:0]}
 	r.act = a
+	tsString := false
 	var bad error
-	var fromID []byte
+	var fromID, text []byte
 	var fromRole string
 	hasFrom := false
 	err := eachMember(t, func(key []byte, v []byte) {
@@ -137,15 +189,16 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 		}
 		switch string(key) {
 		case "type":
-			a.Type, _ = internedOf(v)
+			r.typ, _ = internedOf(v)
 		case "id":
-			a.ID, r.idIsString = stringOf(v)
+			r.id, r.idIsString = stringOf(v)
 		case "text":
-			var isString bool
-			a.Text, isString = stringOf(v)
+			text = v
 			r.textKind = textOther
-			if isString {
-				r.textKind = textString
+			if inner, ok := plainInner(v); ok {
+				r.textKind, r.hasText = textString, len(inner) > 0
+			} else if s, ok := stringOf(v); ok {
+				r.textKind, r.hasText = textString, s != ""
 			}
 		case "timestamp":
 			r.hasTimestamp, r.tsDate = true, jsDateValue(v)
@@ -155,7 +208,7 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 		case "localTimestamp":
 			r.lts = num(jsDateValue(v))
 		case "replyToId":
-			a.ReplyToID, _ = stringOf(v)
+			r.replyToID, _ = stringOf(v)
 		case "from":
 			hasFrom = eachMember(v, func(k []byte, fv []byte) {
 				switch string(k) {
@@ -166,7 +219,6 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 				}
 			}) == nil
 		case "channelData":
-			cd := r.cd
 			if eachMember(v, func(k []byte, cv []byte) {
 				switch string(k) {
 				case "webchat:sequence-id":
@@ -192,7 +244,7 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 				cd.raw = v
 			}
 		case "entities":
-			r.rawEntities = v
+			r.entStart, r.entEnd = int32(base-cap(v)), int32(base-cap(v)+len(v))
 			if e := eachElement(v, func(ev []byte) {
 				a.Entities = append(a.Entities, ev)
 				esc := bytes.IndexByte(ev, '\\') >= 0
@@ -204,9 +256,7 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 			}
 		case "attachments":
 			n := 0
-			if eachElement(v, func([]byte) { n++ }) == nil && n > 0 {
-				a.Attachments = make([]*activity.Attachment, n)
-			}
+			r.hasAttachments = eachElement(v, func([]byte) { n++ }) == nil && n > 0
 		}
 	})
 	if err != nil {
@@ -215,8 +265,14 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 	if bad != nil {
 		return nil, bad
 	}
-	r.id = a.ID
-	r.cid, _ = stringOf(r.cd.cid)
+	if r.entEnd == 0 {
+		a.Entities = nil
+	}
+	a.Type, a.ID = r.typ, r.id
+	if r.hasAttachments {
+		a.Attachments = oneAttachment
+	}
+	r.cid, _ = stringOf(cd.cid)
 	switch {
 	case !hasFrom:
 		r.role = "channel"
@@ -225,30 +281,40 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 	default:
 		r.role = roleOf(fromID, userID)
 	}
-	if seq, ok := jsonNumber(r.cd.seqID); ok {
+	if seq, ok := jsonNumber(cd.seqID); ok {
 		r.ts = num(seq)
 	} else if tsString {
 		r.ts = num(r.tsDate)
 	}
-	r.postBack = truthy(r.cd.postBack)
-	if truthy(r.cd.messageBack) {
+	r.postBack = truthy(cd.postBack)
+	if truthy(cd.messageBack) {
 		var mb map[string]json.RawMessage
-		r.messageBackHidden = json.Unmarshal(r.cd.messageBack, &mb) != nil || !truthy(mb["displayText"])
+		r.messageBackHidden = json.Unmarshal(cd.messageBack, &mb) != nil || !truthy(mb["displayText"])
 	}
-	if r.cd.streamType {
-		// Only livestream metadata needs channelData as a map.
-		a.ChannelData = map[string]json.RawMessage{}
-		if err := eachMember(r.cd.raw, func(k []byte, cv []byte) { a.ChannelData[string(k)] = cv }); err != nil {
-			return nil, err
+	if cd.streamType || r.mayStreamInfo {
+		// Only livestream candidates need text and channelData as a map.
+		a.Text, _ = stringOf(text)
+		if cd.streamType {
+			if mem.cdMap == nil {
+				mem.cdMap = map[string]json.RawMessage{}
+			}
+			clear(mem.cdMap)
+			a.ChannelData = mem.cdMap
+			if err := eachMember(cd.raw, func(k []byte, cv []byte) { a.ChannelData[string(k)] = cv }); err != nil {
+				return nil, err
+			}
 		}
-	}
-	if r.cd.streamType || r.mayStreamInfo {
 		if ls, ok := a.Livestream(); ok {
-			r.ls = &ls
+			r.ls = mem.livestreams.alloc()
+			*r.ls = ls
 		}
 	}
 	return r, nil
 }
+
+// oneAttachment stands for a non-empty attachments array: the readers only ask whether there is
+// one.
+var oneAttachment = []*activity.Attachment{{}}
 
 // roleOf infers the role of an activity without from.role from from.id (fid, raw JSON): the user's
 // when it is userID, the bot's when it is any other non-empty string, else the channel's.
@@ -269,8 +335,12 @@ func roleOf(fid []byte, userID string) string {
 
 // decodeArenas allocates what decodeRecord creates for each activity.
 type decodeArenas struct {
-	records arena[record]
-	cds     arena[channelData]
+	records     arena[record]
+	livestreams arena[activity.Livestream]
+	// Scratch storage behind a record's act and cd while its event is applied.
+	act   activity.Activity
+	cd    channelData
+	cdMap map[string]json.RawMessage
 }
 
 func isJSONNull(raw json.RawMessage) bool {

@@ -107,6 +107,7 @@ func (r *Replay) apply(ev Event) error {
 	switch ev.Op {
 	case OpIncoming:
 		if st.opts.ReplyHold && st.mustHold(rec) {
+			rec.detach()
 			st.held = append(st.held, &heldActivity{rec: rec, deadline: st.now + ReplyHoldTimeout})
 			return nil
 		}
@@ -114,7 +115,7 @@ func (r *Replay) apply(ev Event) error {
 	case OpPost:
 		st.eng.post(rec)
 		st.track(rec)
-		rec.cd = nil
+		rec.release()
 	case OpFulfilled:
 		if _, seen := st.echoed[ev.ClientActivityID]; !seen {
 			first := *rec
@@ -122,7 +123,7 @@ func (r *Replay) apply(ev Event) error {
 			rec.rev = st.nextRev()
 		}
 		st.eng.fulfilled(ev.ClientActivityID, rec)
-		rec.cd = nil
+		rec.release()
 	case OpDelete:
 		st.eng.delete(ev.ActivityID)
 	}
@@ -154,7 +155,7 @@ func (st *state) decode(raw json.RawMessage, index int) (*record, error) {
 func (st *state) deliver(rec *record) {
 	st.eng.incoming(rec)
 	st.track(rec)
-	rec.cd = nil
+	rec.release()
 	if rec.cid != "" && rec.id != "" {
 		if _, seen := st.echoed[rec.cid]; !seen {
 			st.echoed[rec.cid] = rec.raw
@@ -170,8 +171,8 @@ func (st *state) track(rec *record) {
 	if rec.id != "" {
 		st.ids[rec.id] = true
 	}
-	if rec.act.ReplyToID != "" {
-		st.replyTos[rec.act.ReplyToID] = true
+	if rec.replyToID != "" {
+		st.replyTos[rec.replyToID] = true
 	}
 	if rec.role == activity.RoleBot {
 		st.bots++
@@ -182,7 +183,7 @@ func (st *state) track(rec *record) {
 // least one bot activity is in the store, unless another delivered activity already replies to
 // the same id (queueIncomingActivitySaga.ts).
 func (st *state) mustHold(rec *record) bool {
-	rt := rec.act.ReplyToID
+	rt := rec.replyToID
 	return rt != "" && st.bots > 0 && !st.ids[rt] && !st.replyTos[rt]
 }
 
@@ -193,7 +194,7 @@ func (st *state) releaseSatisfied(index int) {
 		changed = false
 		for i := 0; i < len(st.held); i++ {
 			h := st.held[i]
-			rt := h.rec.act.ReplyToID
+			rt := h.rec.replyToID
 			if st.ids[rt] || st.replyTos[rt] {
 				st.held = append(st.held[:i], st.held[i+1:]...)
 				h.rec.arrival = index

@@ -128,8 +128,7 @@ func (w *keyWalk) bubbles(ui []*record) []Bubble {
 // livestream revisions, empty typing and empty, postBack or messageBack-without-displayText
 // messages are not. Other types have no renderer and are not counted as bubbles.
 func visible(r *record) bool {
-	a := r.act
-	switch a.Type {
+	switch r.typ {
 	case activity.TypeTyping:
 		if r.ls != nil && r.ls.Kind == activity.LivestreamContentless {
 			return false
@@ -145,14 +144,13 @@ func visible(r *record) bool {
 }
 
 func hasContent(r *record) bool {
-	a := r.act
-	if a.Text != "" || len(a.Attachments) > 0 {
+	if r.hasText || r.hasAttachments {
 		return true
 	}
 	if !r.mayAbstract {
 		return false
 	}
-	me, err := a.MessageEntity()
+	me, err := r.entityView().MessageEntity()
 	return err == nil && me != nil && me.Abstract != ""
 }
 
