@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -50,6 +51,7 @@ type tokens struct {
 	issuer   string
 	lifetime time.Duration
 	now      func() time.Time
+	verified verifiedTokens
 }
 
 func (t *tokens) sign(c claims, lifetime time.Duration) (string, time.Time, error) {
@@ -92,10 +94,19 @@ func (t *tokens) attachmentToken(conv, attachmentID string, lifetime time.Durati
 
 // verify checks signature, algorithm, issuer, audience, nbf and exp (no leeway) and the use claim.
 // Any failure is ErrTokenExpired: Direct Line answers 403 TokenExpired for expired and invalid
-// tokens alike.
+// tokens alike. A conversation token comes with every request of its client, so one whose
+// signature was verified is remembered (verifiedTokens) and only its times are checked again.
 func (t *tokens) verify(raw, use string) (*claims, error) {
 	if raw == "" || len(raw) > maxTokenLength {
 		return nil, ErrTokenExpired
+	}
+	if use == useConversation {
+		if c := t.verified.get(raw); c != nil {
+			if err := t.checkTimes(c); err != nil {
+				return nil, err
+			}
+			return c, nil
+		}
 	}
 	var c claims
 	_, err := jwt.ParseWithClaims(raw, &c, func(*jwt.Token) (any, error) { return t.key, nil },
@@ -114,7 +125,68 @@ func (t *tokens) verify(raw, use string) (*claims, error) {
 	case c.Use != use || c.Conv == "":
 		return nil, ErrTokenExpired.Msg("invalid token")
 	}
+	if use == useConversation {
+		t.verified.put(raw, &c)
+	}
 	return &c, nil
+}
+
+// checkTimes applies the parser's time rules to remembered claims: valid from nbf (inclusive)
+// until exp (exclusive), no leeway. Both are present, as the parser required them.
+func (t *tokens) checkTimes(c *claims) error {
+	now := t.now()
+	switch {
+	case !now.Before(c.ExpiresAt.Time):
+		return ErrTokenExpired.Msg("token expired")
+	case now.Before(c.NotBefore.Time):
+		return ErrTokenExpired.Msg("invalid token")
+	}
+	return nil
+}
+
+// verifiedTokensGeneration bounds each of verifiedTokens' two generations: far more clients than
+// a busy service has active at once, and a few megabytes at most.
+const verifiedTokensGeneration = 4096
+
+// verifiedTokens remembers the claims of tokens whose signature, issuer, audience and use were
+// verified, keyed by the token string (only a token signed with the key gets in, so callers
+// cannot fill it with junk). It holds two generations: lookups search both and move a hit into
+// the current one; when the current one is full it becomes the previous one and the oldest is
+// dropped, so tokens in use stay and the rest age out. The claims are shared and never modified.
+type verifiedTokens struct {
+	mu        sync.Mutex
+	cur, prev map[string]*claims
+}
+
+func (v *verifiedTokens) get(raw string) *claims {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if c := v.cur[raw]; c != nil {
+		return c
+	}
+	c := v.prev[raw]
+	if c != nil {
+		delete(v.prev, raw)
+		v.putLocked(raw, c)
+	}
+	return c
+}
+
+func (v *verifiedTokens) put(raw string, c *claims) {
+	v.mu.Lock()
+	// A copy, so the entry does not keep the request's header string alive.
+	v.putLocked(strings.Clone(raw), c)
+	v.mu.Unlock()
+}
+
+func (v *verifiedTokens) putLocked(raw string, c *claims) {
+	if len(v.cur) >= verifiedTokensGeneration {
+		v.prev, v.cur = v.cur, nil
+	}
+	if v.cur == nil {
+		v.cur = make(map[string]*claims)
+	}
+	v.cur[raw] = c
 }
 
 // keyBytes is the size of a generated signing key (HS256 wants at least 256 bits).
