@@ -72,6 +72,9 @@ type Store struct {
 	decodes, visits atomic.Uint64
 	// commits counts write transactions, so benchmarks can report requests per commit.
 	commits atomic.Uint64
+
+	// nextPos is the log position of the next record; only the writer goroutine uses it.
+	nextPos uint64
 }
 
 var _ store.Store = (*Store)(nil)
@@ -93,27 +96,31 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store/bolt: open %s: %w", path, err)
 	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	var nextPos uint64
 	if err := db.Update(func(tx *bolt.Tx) error {
-		_, err := tx.CreateBucketIfNotExists(bucketConversations)
+		var err error
+		nextPos, err = prepare(tx, path, logger)
 		return err
 	}); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("store/bolt: initialise %s: %w", path, err)
+		return nil, err
 	}
 	s := &Store{
 		db:       db,
 		now:      opts.Now,
 		onCommit: opts.OnCommit,
 		observer: opts.Observer,
-		log:      opts.Logger,
+		log:      logger,
+		nextPos:  nextPos,
 		wake:     make(chan struct{}, 1),
 		stopped:  make(chan struct{}),
 	}
 	if s.now == nil {
 		s.now = time.Now
-	}
-	if s.log == nil {
-		s.log = slog.Default()
 	}
 	go s.run()
 	return s, nil
@@ -156,6 +163,41 @@ func (s *Store) view(ctx context.Context, fn func(tx *bolt.Tx) error) error {
 		return store.ErrClosed
 	}
 	return err
+}
+
+// prepare makes the file ready for format 2: it creates the buckets of a new file, migrates a
+// format 1 file, and refuses a file of another format. It returns the next log position.
+func prepare(tx *bolt.Tx, path string, logger *slog.Logger) (uint64, error) {
+	if fb := tx.Bucket(bucketFormat); fb != nil {
+		if v := fb.Get(keyVersion); string(v) != formatVersion {
+			return 0, fmt.Errorf("store/bolt: %s has data format %q, this version reads format %s only", path, v, formatVersion)
+		}
+	} else {
+		format1 := tx.Bucket(bucketConversations) != nil
+		for _, name := range [][]byte{bucketFormat, bucketLog, bucketHeads, bucketIndex, bucketClientIDs, bucketConversations} {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return 0, fmt.Errorf("store/bolt: initialise %s: %w", path, err)
+			}
+		}
+		if format1 {
+			n, err := migrateFormat1(buckets(tx))
+			if err != nil {
+				return 0, fmt.Errorf("store/bolt: migrate %s from data format 1: %w", path, err)
+			}
+			logger.Info("store data file migrated to format "+formatVersion, "path", path, "conversations", n)
+		}
+		if err := tx.Bucket(bucketFormat).Put(keyVersion, []byte(formatVersion)); err != nil {
+			return 0, fmt.Errorf("store/bolt: initialise %s: %w", path, err)
+		}
+	}
+	bs := buckets(tx)
+	if bs.log == nil || bs.heads == nil || bs.index == nil || bs.clientIDs == nil || bs.conversations == nil {
+		return 0, fmt.Errorf("store/bolt: %s is missing a bucket of data format %s", path, formatVersion)
+	}
+	if k, _ := bs.log.Cursor().Last(); k != nil {
+		return keySeq(k) + 1, nil
+	}
+	return 1, nil
 }
 
 func conversationBucket(tx *bolt.Tx, id string) (*bolt.Bucket, error) {

@@ -13,52 +13,144 @@ import (
 	"github.com/directline-go/directline/store"
 )
 
-// Bucket and key names of the layout (DESIGN "Storage layout"):
+// The file's layout (format 2). Everything one append writes lands on pages shared with the other
+// appends of its commit, whatever conversations they belong to:
 //
-//	conversations/                top-level bucket, one sub-bucket per conversation id
+//	format/                       key "version": "2" (formatVersion). A file without it that has
+//	                              a conversations bucket is format 1 and is migrated on Open.
+//	log/                          8-byte big-endian log position → encoded log record (see below).
+//	                              Positions are taken from one counter in commit order, so a
+//	                              commit's records fill the same tail leaves, and one conversation's
+//	                              records are in seq order.
+//	heads/                        conversation id → the conversation's head (see head): last seq,
+//	                              timestamp of the newest activity, and the log positions and
+//	                              clientActivityIDs of its newest entries (fewer than indexChunk)
+//	index/                        convKey + 8-byte big-endian chunk number n → the log positions of
+//	                              seqs n*indexChunk+1 ... (n+1)*indexChunk, 8 bytes each
+//	clientids/                    convKey + clientActivityID → 8-byte big-endian seq, for the
+//	                              entries in index (the newer ones are in the head)
+//	conversations/                one sub-bucket per conversation id:
 //	  <conversation id>/
 //	    meta                      key: the conversation's metadata as JSON (store.Conversation;
-//	                              its lastSeq member is not maintained, see last)
-//	    last                      key: 16 bytes, big-endian: last seq, and the timestamp of the
-//	                              newest activity in Unix ms, which the next Append must exceed
-//	                              (DESIGN invariant 2)
-//	    log/                      8-byte big-endian seq → encoded log record (see below)
-//	    clientids/                channelData.clientActivityID → 8-byte big-endian seq
+//	                              its lastSeq member is not maintained, see heads)
 //	    attachments/              attachment id → encoded attachment (see encodeAttachment)
 //
-// The sequence state is kept apart from the JSON metadata because every append changes it: 16
-// bytes are cheap to read and write in the single writer goroutine, the JSON is not.
+// An append writes its record at the log's tail and rewrites its conversation's head, a small
+// value among many in the heads bucket; once every indexChunk entries, the head's positions and
+// clientActivityIDs move to index and clientids in one go. Format 1 kept a log, a clientids index
+// and the sequence state in each conversation's own buckets, which cost about four page writes
+// per append when a commit spread over many conversations.
 //
 // There is no separate "activity id → seq" index: an activity id is "<conversationId>|<seq>"
-// (activity.FormatID), so the id itself names the log key of the activity's original record.
+// (activity.FormatID), so the id itself names the seq of the activity's original record.
 var (
-	bucketConversations = []byte("conversations")
+	bucketFormat        = []byte("format")
 	bucketLog           = []byte("log")
+	bucketHeads         = []byte("heads")
+	bucketIndex         = []byte("index")
 	bucketClientIDs     = []byte("clientids")
+	bucketConversations = []byte("conversations")
 	bucketAttachments   = []byte("attachments")
+	keyVersion          = []byte("version")
 	keyMeta             = []byte("meta")
-	keyLast             = []byte("last")
 )
 
-// last is a conversation's sequence state.
-type last struct {
-	seq  uint64
-	tsMs int64
+// formatVersion is the layout described above.
+const formatVersion = "2"
+
+// indexChunk is how many entries a conversation's head holds before they move to the index: the
+// head stays a few hundred bytes, and the index and clientids pages are written once per chunk.
+const indexChunk = 32
+
+// head is a conversation's sequence state and newest entries.
+//
+//	[0:8]    big-endian last seq
+//	[8:16]   big-endian timestamp of the newest activity, Unix ms, which the next Append must
+//	         exceed (DESIGN invariant 2)
+//	[16:24]  big-endian base: seqs 1..base are in the index (a multiple of indexChunk)
+//	then, for seqs base+1..last: 8-byte big-endian log position, uvarint length and bytes of the
+//	entry's clientActivityID (length 0: none)
+type head struct {
+	seq    uint64
+	tsMs   int64
+	base   uint64
+	recent []recentEntry
 }
 
-func decodeLast(v []byte) (last, error) {
-	if len(v) != 16 {
-		return last{}, errors.New("store/bolt: corrupt sequence state")
+type recentEntry struct {
+	pos uint64
+	cid []byte
+}
+
+var errCorruptHead = errors.New("store/bolt: corrupt conversation head")
+
+// decodeHead decodes v; the clientActivityIDs alias v.
+func decodeHead(v []byte) (head, error) {
+	if len(v) < 24 {
+		return head{}, errCorruptHead
 	}
-	return last{seq: binary.BigEndian.Uint64(v), tsMs: int64(binary.BigEndian.Uint64(v[8:]))}, nil
+	h := head{
+		seq:  binary.BigEndian.Uint64(v),
+		tsMs: int64(binary.BigEndian.Uint64(v[8:])),
+		base: binary.BigEndian.Uint64(v[16:]),
+	}
+	if h.base > h.seq || h.seq-h.base >= indexChunk || h.base%indexChunk != 0 {
+		return head{}, errCorruptHead
+	}
+	h.recent = make([]recentEntry, 0, indexChunk)
+	for rest := v[24:]; len(rest) > 0; {
+		if len(rest) < 9 {
+			return head{}, errCorruptHead
+		}
+		pos := binary.BigEndian.Uint64(rest)
+		n, w := binary.Uvarint(rest[8:])
+		if w <= 0 || uint64(len(rest)-8-w) < n {
+			return head{}, errCorruptHead
+		}
+		rest = rest[8+w:]
+		h.recent = append(h.recent, recentEntry{pos: pos, cid: rest[:n:n]})
+		rest = rest[n:]
+	}
+	if uint64(len(h.recent)) != h.seq-h.base {
+		return head{}, errCorruptHead
+	}
+	return h, nil
 }
 
-func (l last) encode() []byte {
-	v := make([]byte, 16)
-	binary.BigEndian.PutUint64(v, l.seq)
-	binary.BigEndian.PutUint64(v[8:], uint64(l.tsMs))
+func (h *head) encode() []byte {
+	n := 24
+	for _, r := range h.recent {
+		n += 8 + binary.MaxVarintLen64 + len(r.cid)
+	}
+	v := make([]byte, 24, n)
+	binary.BigEndian.PutUint64(v, h.seq)
+	binary.BigEndian.PutUint64(v[8:], uint64(h.tsMs))
+	binary.BigEndian.PutUint64(v[16:], h.base)
+	for _, r := range h.recent {
+		v = binary.BigEndian.AppendUint64(v, r.pos)
+		v = binary.AppendUvarint(v, uint64(len(r.cid)))
+		v = append(v, r.cid...)
+	}
 	return v
 }
+
+// convKey is the prefix of a conversation's keys in index and clientids: the id's length as a
+// uvarint, then the id, so no conversation's keys are a prefix range of another's.
+func convKey(id string) []byte {
+	k := binary.AppendUvarint(make([]byte, 0, binary.MaxVarintLen64+len(id)+8), uint64(len(id)))
+	return append(k, id...)
+}
+
+func chunkKey(conv []byte, n uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(make([]byte, 0, len(conv)+8), conv...), n)
+}
+
+func clientIDKey(conv []byte, cid []byte) []byte {
+	return append(append(make([]byte, 0, len(conv)+len(cid)), conv...), cid...)
+}
+
+// maxConversationID keeps convKey plus a chunk number within bbolt's key limit.
+const maxConversationID = bolt.MaxKeySize - binary.MaxVarintLen64 - 8
 
 func decodeMeta(data []byte) (store.Conversation, error) {
 	var c store.Conversation
@@ -71,20 +163,6 @@ func decodeMeta(data []byte) (store.Conversation, error) {
 func encodeMeta(c store.Conversation) ([]byte, error) {
 	c.LastSeq = 0
 	return json.Marshal(c)
-}
-
-// readConversation returns the metadata of the conversation in bucket cb.
-func readConversation(cb *bolt.Bucket) (store.Conversation, error) {
-	c, err := decodeMeta(cb.Get(keyMeta))
-	if err != nil {
-		return store.Conversation{}, err
-	}
-	l, err := decodeLast(cb.Get(keyLast))
-	if err != nil {
-		return store.Conversation{}, err
-	}
-	c.LastSeq = l.seq
-	return c, nil
 }
 
 func seqKey(seq uint64) []byte {

@@ -8,7 +8,7 @@ import (
 )
 
 // FuzzDecodeStored: whatever bytes a damaged file holds, decoding a log record, an attachment or
-// the sequence state returns an error or a value, never a panic.
+// a conversation's head returns an error or a value, never a panic.
 func FuzzDecodeStored(f *testing.F) {
 	rec := encodeRecord(header{kind: store.KindRevision, flags: flagEphemeral, ref: 3, tsMs: 1714557600000},
 		[]byte(`{"type":"typing","channelData":{"streamId":"x"}}`))
@@ -18,7 +18,8 @@ func FuzzDecodeStored(f *testing.F) {
 	}
 	f.Add(rec)
 	f.Add(att)
-	f.Add(last{seq: 7, tsMs: 1}.encode())
+	hd := head{seq: indexChunk + 2, tsMs: 1, base: indexChunk, recent: []recentEntry{{pos: 9, cid: []byte("c-1")}, {pos: 12}}}
+	f.Add(hd.encode())
 	f.Add([]byte{})
 	f.Add(rec[:recordHeaderSize])
 	s := &Store{}
@@ -37,8 +38,11 @@ func FuzzDecodeStored(f *testing.F) {
 		if a, err := decodeAttachment("a", v); err == nil && a.ID != "a" {
 			t.Fatalf("attachment id %q", a.ID)
 		}
-		if l, err := decodeLast(v); err == nil && len(v) != 16 {
-			t.Fatalf("sequence state %+v from %d bytes", l, len(v))
+		if h, err := decodeHead(v); err == nil {
+			again, err := decodeHead(h.encode())
+			if err != nil || again.seq != h.seq || again.base != h.base || again.tsMs != h.tsMs || len(again.recent) != len(h.recent) {
+				t.Fatalf("head %+v does not survive encoding: %+v, %v", h, again, err)
+			}
 		}
 	})
 }

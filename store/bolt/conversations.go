@@ -19,10 +19,10 @@ var errConflict = errors.New("store/bolt: conversation changed concurrently")
 
 // CreateConversation creates c (Created defaults to the clock; LastSeq is ignored) if no
 // conversation with c.ID exists, and returns the stored conversation and whether it was created
-// now. An empty c.ID, or one longer than bbolt's key limit (32 KiB), is an error.
+// now. An empty c.ID, or one longer than maxConversationID (32 KiB less 18 bytes), is an error.
 func (s *Store) CreateConversation(ctx context.Context, c store.Conversation) (store.Conversation, bool, error) {
-	if c.ID == "" || len(c.ID) > bolt.MaxKeySize {
-		return store.Conversation{}, false, fmt.Errorf("store/bolt: conversation id must be 1 to %d bytes", bolt.MaxKeySize)
+	if c.ID == "" || len(c.ID) > maxConversationID {
+		return store.Conversation{}, false, fmt.Errorf("store/bolt: conversation id must be 1 to %d bytes", maxConversationID)
 	}
 	c = cloneConversation(c)
 	c.LastSeq = 0
@@ -45,21 +45,23 @@ func (s *Store) CreateConversation(ctx context.Context, c store.Conversation) (s
 		} else if !errors.Is(err, store.ErrConversationNotFound) {
 			return err
 		}
-		cb, err := b.root.CreateBucket([]byte(c.ID))
+		cb, err := b.conversations.CreateBucket([]byte(c.ID))
+		if err != nil {
+			return fatal(err)
+		}
+		atts, err := cb.CreateBucket(bucketAttachments)
 		if err != nil {
 			return fatal(err)
 		}
 		m := cloneConversation(c)
-		cs := &convState{id: c.ID, bucket: cb, meta: &m, metaDirty: true, lastDirty: true}
-		for _, sub := range []struct {
-			name []byte
-			dst  **bolt.Bucket
-		}{{bucketLog, &cs.log}, {bucketClientIDs, &cs.clientIDs}, {bucketAttachments, &cs.attachments}} {
-			if *sub.dst, err = cb.CreateBucket(sub.name); err != nil {
-				return fatal(err)
-			}
+		b.convs[c.ID] = &convState{
+			convLog:     convLog{bucketSet: b.bucketSet, id: c.ID, key: convKey(c.ID), head: head{recent: make([]recentEntry, 0, indexChunk)}},
+			bucket:      cb,
+			attachments: atts,
+			meta:        &m,
+			metaDirty:   true,
+			headDirty:   true,
 		}
-		b.convs[c.ID] = cs
 		stored, created = cloneConversation(c), true
 		return nil
 	})
@@ -73,11 +75,8 @@ func (s *Store) CreateConversation(ctx context.Context, c store.Conversation) (s
 func (s *Store) Conversation(ctx context.Context, id string) (store.Conversation, error) {
 	var c store.Conversation
 	err := s.view(ctx, func(tx *bolt.Tx) error {
-		cb, err := conversationBucket(tx, id)
-		if err != nil {
-			return err
-		}
-		c, err = readConversation(cb)
+		var err error
+		c, err = readConversation(buckets(tx), id)
 		return err
 	})
 	if err != nil {
@@ -115,7 +114,7 @@ func (s *Store) UpdateConversation(ctx context.Context, id string, fn func(*stor
 			if !sameMetadata(*m, cur) {
 				return errConflict
 			}
-			next.LastSeq = cs.last.seq
+			next.LastSeq = cs.head.seq
 			cs.meta, cs.metaDirty = &next, true
 			stored = cloneConversation(next)
 			return nil
@@ -144,8 +143,8 @@ func sameMetadata(a, b store.Conversation) bool {
 func (s *Store) Conversations(ctx context.Context, after string, limit int) ([]store.Conversation, error) {
 	var out []store.Conversation
 	err := s.view(ctx, func(tx *bolt.Tx) error {
-		root := tx.Bucket(bucketConversations)
-		c := root.Cursor()
+		bs := buckets(tx)
+		c := bs.conversations.Cursor()
 		k, v := c.Seek([]byte(after))
 		if k != nil && string(k) == after {
 			k, v = c.Next()
@@ -154,7 +153,7 @@ func (s *Store) Conversations(ctx context.Context, after string, limit int) ([]s
 			if v != nil {
 				continue // not a bucket
 			}
-			c, err := readConversation(root.Bucket(k))
+			c, err := readConversation(bs, string(k))
 			if err != nil {
 				return err
 			}
@@ -169,4 +168,26 @@ func cloneConversation(c store.Conversation) store.Conversation {
 	c.Members = slices.Clone(c.Members)
 	c.Properties = maps.Clone(c.Properties)
 	return c
+}
+
+// readConversation returns a conversation's metadata, LastSeq included.
+func readConversation(bs bucketSet, id string) (store.Conversation, error) {
+	if id == "" {
+		return store.Conversation{}, store.ErrConversationNotFound
+	}
+	cb := bs.conversations.Bucket([]byte(id))
+	hv := bs.heads.Get([]byte(id))
+	if cb == nil || hv == nil {
+		return store.Conversation{}, store.ErrConversationNotFound
+	}
+	c, err := decodeMeta(cb.Get(keyMeta))
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	h, err := decodeHead(hv)
+	if err != nil {
+		return store.Conversation{}, err
+	}
+	c.LastSeq = h.seq
+	return c, nil
 }

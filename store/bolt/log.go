@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -36,9 +35,12 @@ func (s *Store) AppendIf(ctx context.Context, conversationID string, a *activity
 		return store.AppendResult{}, errors.New("store/bolt: nil activity")
 	}
 	in := a.Clone()
-	cid := in.ClientActivityID()
-	if len(cid) > bolt.MaxKeySize {
-		return store.AppendResult{}, fmt.Errorf("store/bolt: clientActivityID longer than %d bytes", bolt.MaxKeySize)
+	cid := []byte(in.ClientActivityID())
+	if len(cid)+len(convKey(conversationID)) > bolt.MaxKeySize {
+		return store.AppendResult{}, fmt.Errorf("store/bolt: clientActivityID and conversation id longer than %d bytes together", bolt.MaxKeySize)
+	}
+	if len(cid) == 0 {
+		cid = nil
 	}
 	// Encoding and copying happen here, on the caller's goroutine, to keep the writer's share of
 	// each append small.
@@ -63,9 +65,13 @@ func (s *Store) AppendIf(ctx context.Context, conversationID string, a *activity
 		if err != nil {
 			return err
 		}
-		if cid != "" {
-			if k := c.clientIDs.Get([]byte(cid)); k != nil {
-				e, err := s.readRecord(conversationID, c.log, keySeq(k))
+		if cid != nil {
+			dseq, err := c.clientIDSeq(cid)
+			if err != nil {
+				return err
+			}
+			if dseq != 0 {
+				e, err := s.readRecord(&c.convLog, dseq)
 				if err != nil {
 					return err
 				}
@@ -86,18 +92,11 @@ func (s *Store) AppendIf(ctx context.Context, conversationID string, a *activity
 				m.Properties, c.metaDirty = cv.Properties, true
 			}
 		}
-		seq = c.last.seq + 1
-		h.tsMs = max(s.nowMs(), c.last.tsMs+1)
-		key := seqKey(seq)
-		if err := c.log.Put(key, encodeRecord(h, body)); err != nil {
+		h.tsMs = max(s.nowMs(), c.head.tsMs+1)
+		if seq, err = b.add(c, encodeRecord(h, body), cid); err != nil {
 			return fatal(err)
 		}
-		if cid != "" {
-			if err := c.clientIDs.Put([]byte(cid), key); err != nil {
-				return fatal(err)
-			}
-		}
-		c.last, c.lastDirty = last{seq: seq, tsMs: h.tsMs}, true
+		c.head.tsMs = h.tsMs
 		b.appended++
 		if hooked != nil {
 			stamp(hooked, conversationID, seq, h.tsMs)
@@ -125,8 +124,11 @@ func originalSeq(conversationID, activityID string) (uint64, error) {
 }
 
 // liveOriginal returns the original record with seq oseq if it is an undeleted activity.
-func liveOriginal(log *bolt.Bucket, oseq uint64) ([]byte, header, error) {
-	v := log.Get(seqKey(oseq))
+func liveOriginal(l *convLog, oseq uint64) ([]byte, header, error) {
+	v, err := l.record(oseq)
+	if err != nil {
+		return nil, header{}, err
+	}
 	if v == nil {
 		return nil, header{}, store.ErrActivityNotFound
 	}
@@ -176,20 +178,18 @@ func (s *Store) Update(ctx context.Context, conversationID, activityID string, r
 		if err != nil {
 			return err
 		}
-		orig, oh, err := liveOriginal(c.log, oseq)
+		orig, oh, err := liveOriginal(&c.convLog, oseq)
 		if err != nil {
 			return err
 		}
-		seq = c.last.seq + 1
 		h.tsMs = oh.tsMs
-		if err := c.log.Put(seqKey(seq), encodeRecord(h, body)); err != nil {
+		if seq, err = b.add(c, encodeRecord(h, body), nil); err != nil {
 			return fatal(err)
 		}
 		oh.ref = seq
-		if err := c.log.Put(seqKey(oseq), withHeader(orig, oh)); err != nil {
+		if err := c.rewrite(oseq, withHeader(orig, oh)); err != nil {
 			return fatal(err)
 		}
-		c.last.seq, c.lastDirty = seq, true
 		b.appended++
 		if hooked != nil {
 			stamp(hooked, conversationID, oseq, h.tsMs)
@@ -222,12 +222,12 @@ func (s *Store) Delete(ctx context.Context, conversationID, activityID string) e
 		if err != nil {
 			return err
 		}
-		orig, oh, err := liveOriginal(c.log, oseq)
+		orig, oh, err := liveOriginal(&c.convLog, oseq)
 		if err != nil {
 			return err
 		}
 		oh.flags |= flagDeleted
-		return fatal(c.log.Put(seqKey(oseq), withHeader(orig, oh)))
+		return fatal(c.rewrite(oseq, withHeader(orig, oh)))
 	})
 }
 
@@ -236,7 +236,7 @@ func (s *Store) Delete(ctx context.Context, conversationID, activityID string) e
 func (s *Store) Activity(ctx context.Context, conversationID, activityID string) (*activity.Activity, error) {
 	var a *activity.Activity
 	err := s.view(ctx, func(tx *bolt.Tx) error {
-		cb, err := conversationBucket(tx, conversationID)
+		l, err := readConvLog(tx, conversationID)
 		if err != nil {
 			return err
 		}
@@ -244,15 +244,17 @@ func (s *Store) Activity(ctx context.Context, conversationID, activityID string)
 		if err != nil {
 			return err
 		}
-		log := cb.Bucket(bucketLog)
-		v, h, err := liveOriginal(log, oseq)
+		v, h, err := liveOriginal(l, oseq)
 		if err != nil {
 			return err
 		}
 		seq := oseq
 		if h.ref != 0 {
-			if seq, v = h.ref, log.Get(seqKey(h.ref)); v == nil {
+			if seq = h.ref; !l.has(seq) {
 				return errCorruptRecord
+			}
+			if v, err = l.record(seq); err != nil {
+				return err
 			}
 		}
 		a, err = s.decodeActivity(conversationID, seq, v)
@@ -262,12 +264,15 @@ func (s *Store) Activity(ctx context.Context, conversationID, activityID string)
 }
 
 // readRecord decodes the log record at seq as written.
-func (s *Store) readRecord(conversationID string, log *bolt.Bucket, seq uint64) (store.Entry, error) {
-	v := log.Get(seqKey(seq))
+func (s *Store) readRecord(l *convLog, seq uint64) (store.Entry, error) {
+	v, err := l.record(seq)
+	if err != nil {
+		return store.Entry{}, err
+	}
 	if v == nil {
 		return store.Entry{}, fmt.Errorf("%w: missing seq %d", errCorruptRecord, seq)
 	}
-	return s.entry(conversationID, seq, v)
+	return s.entry(l.id, seq, v)
 }
 
 func (s *Store) entry(conversationID string, seq uint64, v []byte) (store.Entry, error) {
@@ -303,25 +308,22 @@ func (s *Store) ReadAfter(ctx context.Context, conversationID string, watermark 
 		next uint64
 	)
 	err := s.view(ctx, func(tx *bolt.Tx) error {
-		cb, err := conversationBucket(tx, conversationID)
+		l, err := readConvLog(tx, conversationID)
 		if err != nil {
 			return err
 		}
-		log := cb.Bucket(bucketLog)
-		c := log.Cursor()
 		next = watermark
-		if watermark == math.MaxUint64 {
-			return nil
-		}
-		k, v := c.Seek(seqKey(watermark + 1))
-		for ; k != nil; k, v = c.Next() {
+		for seq := watermark + 1; seq <= l.head.seq && seq > watermark; seq++ {
 			if limit > 0 && len(out) >= limit {
 				return nil
 			}
+			v, err := l.record(seq)
+			if err != nil {
+				return err
+			}
 			s.visits.Add(1)
-			seq := keySeq(k)
 			next = seq
-			e, ok, err := s.replayed(conversationID, log, watermark, seq, v)
+			e, ok, err := s.replayed(l, watermark, seq, v)
 			if err != nil {
 				return err
 			}
@@ -340,7 +342,7 @@ func (s *Store) ReadAfter(ctx context.Context, conversationID string, watermark 
 
 // replayed decides whether the record v at seq is part of history for a reader at watermark, and
 // decodes it if so (see ReadAfter). vseq is the seq of the record whose content is returned.
-func (s *Store) replayed(conversationID string, log *bolt.Bucket, watermark, seq uint64, v []byte) (store.Entry, bool, error) {
+func (s *Store) replayed(l *convLog, watermark, seq uint64, v []byte) (store.Entry, bool, error) {
 	h, err := decodeHeader(v)
 	if err != nil {
 		return store.Entry{}, false, err
@@ -352,8 +354,11 @@ func (s *Store) replayed(conversationID string, log *bolt.Bucket, watermark, seq
 			return store.Entry{}, false, nil
 		}
 		if h.ref != 0 {
-			if vseq, v = h.ref, log.Get(seqKey(h.ref)); v == nil {
+			if vseq = h.ref; !l.has(vseq) {
 				return store.Entry{}, false, errCorruptRecord
+			}
+			if v, err = l.record(vseq); err != nil {
+				return store.Entry{}, false, err
 			}
 			if h, err = decodeHeader(v); err != nil {
 				return store.Entry{}, false, err
@@ -363,9 +368,12 @@ func (s *Store) replayed(conversationID string, log *bolt.Bucket, watermark, seq
 		if h.ref > watermark {
 			return store.Entry{}, false, nil // returned at the original's place
 		}
-		ov := log.Get(seqKey(h.ref))
-		if ov == nil {
+		if !l.has(h.ref) {
 			return store.Entry{}, false, errCorruptRecord
+		}
+		ov, err := l.record(h.ref)
+		if err != nil {
+			return store.Entry{}, false, err
 		}
 		oh, err := decodeHeader(ov)
 		if err != nil {
@@ -378,7 +386,7 @@ func (s *Store) replayed(conversationID string, log *bolt.Bucket, watermark, seq
 	if h.ephemeral() {
 		return store.Entry{}, false, nil
 	}
-	a, err := s.decodeActivity(conversationID, vseq, v)
+	a, err := s.decodeActivity(l.id, vseq, v)
 	if err != nil {
 		return store.Entry{}, false, err
 	}
@@ -392,16 +400,16 @@ func (s *Store) replayed(conversationID string, log *bolt.Bucket, watermark, seq
 func (s *Store) ReadLog(ctx context.Context, conversationID string, watermark uint64, limit int) ([]store.Entry, error) {
 	var out []store.Entry
 	err := s.view(ctx, func(tx *bolt.Tx) error {
-		cb, err := conversationBucket(tx, conversationID)
+		l, err := readConvLog(tx, conversationID)
 		if err != nil {
 			return err
 		}
-		if watermark == math.MaxUint64 {
-			return nil
-		}
-		c := cb.Bucket(bucketLog).Cursor()
-		for k, v := c.Seek(seqKey(watermark + 1)); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Next() {
-			e, err := s.entry(conversationID, keySeq(k), v)
+		for seq := watermark + 1; seq <= l.head.seq && seq > watermark && (limit <= 0 || len(out) < limit); seq++ {
+			v, err := l.record(seq)
+			if err != nil {
+				return err
+			}
+			e, err := s.entry(conversationID, seq, v)
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"time"
@@ -52,8 +53,8 @@ func fatal(err error) error {
 
 // batch is the state of one write transaction.
 type batch struct {
-	s     *Store
-	root  *bolt.Bucket
+	s *Store
+	bucketSet
 	convs map[string]*convState
 	// order lists the conversations with new entries, in the order of their first new entry.
 	order []*convState
@@ -61,16 +62,13 @@ type batch struct {
 	appended int
 }
 
-// convState caches a conversation's buckets and sequence state for the duration of one batch;
-// the state is read once and written back once per batch, the JSON metadata only when needed.
+// convState caches a conversation's head and buckets for the duration of one batch; the head is
+// read once and written back once per batch, the JSON metadata only when needed.
 type convState struct {
-	id          string
+	convLog
 	bucket      *bolt.Bucket
-	log         *bolt.Bucket
-	clientIDs   *bolt.Bucket
 	attachments *bolt.Bucket
-	last        last
-	lastDirty   bool
+	headDirty   bool
 	// meta is the decoded metadata once a request needed it (nil before).
 	meta      *store.Conversation
 	metaDirty bool
@@ -83,27 +81,33 @@ func (b *batch) conv(id string) (*convState, error) {
 	if c, ok := b.convs[id]; ok {
 		return c, nil
 	}
-	cb := b.root.Bucket([]byte(id))
+	cb := b.conversations.Bucket([]byte(id))
 	if cb == nil {
 		return nil, store.ErrConversationNotFound
 	}
-	l, err := decodeLast(cb.Get(keyLast))
+	// The head is decoded from a copy: its clientActivityIDs are written again as index keys.
+	l, err := openConvLog(b.bucketSet, id, bytes.Clone(b.heads.Get([]byte(id))))
 	if err != nil {
 		return nil, err
 	}
-	c := &convState{
-		id:          id,
-		bucket:      cb,
-		log:         cb.Bucket(bucketLog),
-		clientIDs:   cb.Bucket(bucketClientIDs),
-		attachments: cb.Bucket(bucketAttachments),
-		last:        l,
-	}
-	if c.log == nil || c.clientIDs == nil || c.attachments == nil {
+	c := &convState{convLog: l, bucket: cb, attachments: cb.Bucket(bucketAttachments)}
+	if c.attachments == nil {
 		return nil, errors.New("store/bolt: conversation " + id + " is missing a bucket")
 	}
 	b.convs[id] = c
 	return c, nil
+}
+
+// add stores record v as the conversation's next entry at the log's next position, and returns
+// its seq.
+func (b *batch) add(c *convState, v, cid []byte) (uint64, error) {
+	seq, err := c.add(b.s.nextPos, v, cid)
+	if err != nil {
+		return 0, err
+	}
+	b.s.nextPos++
+	c.headDirty = true
+	return seq, nil
 }
 
 // metadata returns the conversation's metadata, LastSeq included.
@@ -115,7 +119,7 @@ func (c *convState) metadata() (*store.Conversation, error) {
 		}
 		c.meta = &m
 	}
-	c.meta.LastSeq = c.last.seq
+	c.meta.LastSeq = c.head.seq
 	return c.meta, nil
 }
 
@@ -131,8 +135,8 @@ func (b *batch) emit(c *convState, e store.Entry) {
 // flush writes back the state changed in this batch.
 func (b *batch) flush() error {
 	for _, c := range b.convs {
-		if c.lastDirty {
-			if err := c.bucket.Put(keyLast, c.last.encode()); err != nil {
+		if c.headDirty {
+			if err := b.heads.Put([]byte(c.id), c.head.encode()); err != nil {
 				return err
 			}
 		}
@@ -239,7 +243,9 @@ func (s *Store) commit(reqs []*request) {
 	b := &batch{s: s, convs: make(map[string]*convState)}
 	var applied time.Time // when every write was applied and bbolt's commit began
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		b.root = tx.Bucket(bucketConversations)
+		b.bucketSet = buckets(tx)
+		// The log only grows at its end: full pages instead of bbolt's half-full splits.
+		b.log.FillPercent = 0.95
 		for _, r := range reqs {
 			err := r.op(b)
 			var se *storageError
