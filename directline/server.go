@@ -71,6 +71,7 @@ const BasePath = "/v3/directline"
 type StreamHub interface {
 	// ServeWS upgrades the request and streams the conversation's ActivitySets, replaying from
 	// watermark when hasWatermark, until the client leaves, the hub shuts down or expires passes.
+	// It may return once the stream is set up, serving the connection from a goroutine of its own.
 	ServeWS(w http.ResponseWriter, r *http.Request, conversationID string, watermark uint64, hasWatermark bool, expires time.Time)
 }
 
@@ -88,8 +89,8 @@ type Bot interface {
 
 // Metrics records HTTP requests and serves the service's metrics; *metrics.Metrics implements it.
 type Metrics interface {
-	// ObserveRequest is called once per request when it ends (a WebSocket stream's when the
-	// stream closes), with echo's route pattern (e.g. /v3/directline/conversations/:id/activities,
+	// ObserveRequest is called once per request when it ends (a WebSocket stream's once it is
+	// upgraded), with echo's route pattern (e.g. /v3/directline/conversations/:id/activities,
 	// never the raw path; "" when no route matched), the method, the final status (after the
 	// error handler; 101 for a WebSocket upgrade) and the time to serve it.
 	ObserveRequest(route, method string, status int, d time.Duration)

@@ -80,6 +80,9 @@ const (
 	historyPage = maxFrameActivities
 
 	shardCount = 64
+
+	// readBufferSize holds a client frame header and the largest control frame (125 bytes).
+	readBufferSize = 256
 )
 
 // Hub fans committed entries out to the subscribers of each conversation.
@@ -103,7 +106,7 @@ type Hub struct {
 	open atomic.Int64
 
 	connMu    sync.Mutex
-	conns     map[*wsConn]struct{} // every ServeWS call in progress, for Shutdown
+	conns     map[*wsConn]struct{} // every stream from ServeWS until released, for Shutdown
 	drained   chan struct{}        // closed once closing is set and conns is empty
 	drainOnce sync.Once
 }
@@ -149,9 +152,12 @@ func NewHub(h History, opts Options) *Hub {
 	}
 	hub.ctx, hub.cancel = context.WithCancel(context.Background())
 	hub.upgrader = websocket.Upgrader{
-		// Buffer sizes 0 and no pool: the connection reuses the 4 KiB read and write buffers
-		// the HTTP server allocated for it, which the server keeps referenced after the
-		// hijack anyway, so an idle stream holds no other buffer.
+		// An idle stream should hold no buffer it does not need: clients send only tiny
+		// frames, so a small read buffer will do (it must hold a control frame), and the write
+		// buffer is taken from the pool for each frame. Not reusing the HTTP server's buffers
+		// also lets the server's per-connection state go once ServeWS returns.
+		ReadBufferSize:   readBufferSize,
+		WriteBufferPool:  &sync.Pool{},
 		CheckOrigin:      opts.CheckOrigin,
 		HandshakeTimeout: opts.WriteTimeout,
 	}

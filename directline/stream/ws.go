@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,7 +49,7 @@ func closeFor(err error) (code int, text, reason string) {
 	}
 }
 
-// wsConn is one WebSocket stream. The ServeWS goroutine reads (and discards) client frames; a
+// wsConn is one WebSocket stream. Its serve goroutine reads (and discards) client frames; a
 // writer goroutine exists only while something is due, started by kick.
 type wsConn struct {
 	hub *Hub
@@ -65,7 +66,7 @@ type wsConn struct {
 	pingDue      bool          // the ping timer fired
 	sentData     bool          // an ActivitySet was written since the last keep-alive tick
 	closing      bool          // a close frame was sent: stop extending the read deadline
-	done         bool          // ServeWS is finishing: start no writer, re-arm no timer
+	done         bool          // serve is finishing: start no writer, re-arm no timer
 	writerDone   chan struct{} // closed by the running writer when it exits after done
 	reason       string        // the Observer's disconnect reason, once the server closes
 	keepAlive    *time.Timer
@@ -75,10 +76,11 @@ type wsConn struct {
 
 // ServeWS upgrades r to a WebSocket and streams conversationID to it until either side closes:
 // history after watermark first (all of it when hasWatermark is false), then live entries. When
-// expires is non-zero the stream is closed with 4001 "token expired" at that time. It returns when
-// the connection is closed. Callers authenticate the request and check the conversation first
-// (Direct Line 3.0: the stream URL is pre-authorised by its t= token). After Shutdown it answers
-// 503 without upgrading.
+// expires is non-zero the stream is closed with 4001 "token expired" at that time. It returns
+// once the stream is registered; a goroutine of its own then reads the connection, so the
+// request's goroutine, its stack and the request itself are released while the stream stays
+// open. Callers authenticate the request and check the conversation first (Direct Line 3.0: the
+// stream URL is pre-authorised by its t= token). After Shutdown it answers 503 without upgrading.
 func (h *Hub) ServeWS(w http.ResponseWriter, r *http.Request, conversationID string, watermark uint64, hasWatermark bool, expires time.Time) {
 	c := &wsConn{hub: h}
 	h.connMu.Lock()
@@ -89,29 +91,27 @@ func (h *Hub) ServeWS(w http.ResponseWriter, r *http.Request, conversationID str
 	}
 	h.conns[c] = struct{}{}
 	h.connMu.Unlock()
-	defer h.removeConn(c)
 
 	ws, err := h.upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		// Upgrade has answered the request with an error status.
 		h.log.Debug("stream: upgrade failed", "conversation", conversationID, "err", err)
+		h.removeConn(c)
 		return
 	}
 	c.mu.Lock()
 	c.ws = ws
 	c.mu.Unlock()
 	c.ctx, c.cancel = context.WithCancel(h.ctx)
-	defer c.cancel()
 
-	c.sub = newSubscription(h, conversationID, watermark, hasWatermark)
+	// The id may point into the request's path; a copy lets the request go.
+	c.sub = newSubscription(h, strings.Clone(conversationID), watermark, hasWatermark)
 	c.sub.wake = c.kick
 	if err := h.register(c.sub); err != nil {
 		c.sub.err = err
 	}
 	h.open.Add(1)
-	defer h.open.Add(-1)
 	h.obs.Connected(1)
-	defer h.obs.Connected(-1)
 	h.log.Debug("stream: open", "conversation", conversationID, "watermark", watermark, "hasWatermark", hasWatermark)
 
 	c.mu.Lock()
@@ -126,18 +126,26 @@ func (h *Hub) ServeWS(w http.ResponseWriter, r *http.Request, conversationID str
 	}
 	c.mu.Unlock()
 	c.kick()
+	go c.serve()
+}
 
+// serve reads the connection until it ends, then releases the stream.
+func (c *wsConn) serve() {
+	h := c.hub
 	reason := c.read()
 	c.sub.Close()
 	c.finish()
-	ws.Close()
+	c.ws.Close()
 	c.mu.Lock()
 	if c.reason != "" {
 		reason = c.reason
 	}
 	c.mu.Unlock()
 	h.obs.Disconnected(reason)
-	h.log.Debug("stream: closed", "conversation", conversationID, "reason", reason)
+	h.log.Debug("stream: closed", "conversation", c.sub.conversationID, "reason", reason)
+	h.obs.Connected(-1)
+	h.open.Add(-1)
+	h.removeConn(c)
 }
 
 func (h *Hub) removeConn(c *wsConn) {
