@@ -55,6 +55,7 @@ func Run(t *testing.T, f Factory) {
 		{"Invariant8_TypingNotReplayed_R24", testTypingNotReplayed},
 		{"Invariant9_Update_R12", testUpdate},
 		{"Delete_R12", testDelete},
+		{"LongHistory", testLongHistory},
 		{"CommitHook", testCommitHook},
 		{"AppendIf", testAppendIf},
 		{"AppendIfConcurrent", testAppendIfConcurrent},
