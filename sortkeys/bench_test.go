@@ -8,9 +8,9 @@ import (
 
 var benchLog = sync.OnceValue(func() []Event { return randomLog(20251124, 1_000_000, false) })
 
-// meanDepth is the mean depth of the main list's treap nodes: the work of one insertion, removal
-// or search is proportional to it, so it shows the O(log n) cost apart from cache effects.
-func meanDepth(r *Replay) float64 {
+// height is the number of levels of the main list's B-tree: an insertion, removal or search
+// scans one node per level, so it shows the O(log n) cost apart from cache effects.
+func height(r *Replay) float64 {
 	var list unitList
 	switch e := r.st.eng.(type) {
 	case *genC:
@@ -18,20 +18,14 @@ func meanDepth(r *Replay) float64 {
 	case *genAB:
 		list = e.list
 	}
-	t := list.(*treapList)
-	total, n := 0, 0
-	var walk func(u *unit, d int)
-	walk = func(u *unit, d int) {
-		if u == nil {
-			return
+	h := 0
+	for nd := list.(*btreeList).root; nd != nil; nd = nd.kids[0] {
+		h++
+		if nd.leaf {
+			break
 		}
-		total += d
-		n++
-		walk(u.left, d+1)
-		walk(u.right, d+1)
 	}
-	walk(t.root, 1)
-	return float64(total) / float64(n)
+	return float64(h)
 }
 
 // BenchmarkReplay replays a log that mixes plain messages, updates, livestreams, HowTo groupings
@@ -72,7 +66,7 @@ func BenchmarkReplay(b *testing.B) {
 					b.ReportMetric(float64(cpu1-cpu0)/perEvent, "cpu-ns/event")
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/perEvent, "ns/event")
-				b.ReportMetric(meanDepth(r), "depth")
+				b.ReportMetric(height(r), "height")
 			})
 		}
 	}

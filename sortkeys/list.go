@@ -12,8 +12,7 @@ const (
 )
 
 // unit is one entry of the main list: in gen-c a plain activity, a livestream session or a HowTo
-// grouping; in gen-a and gen-b always one activity. It doubles as the node of the treap that
-// holds the list.
+// grouping; in gen-a and gen-b always one activity.
 type unit struct {
 	kind unitKind
 	// rec is the activity of a plain unit (gen-c) or of every gen-a/gen-b unit.
@@ -26,18 +25,11 @@ type unit struct {
 	lts jsNum
 	// seq is (webchat:sequence-id || 0) (gen-a, gen-b).
 	seq float64
-
-	// Treap links and subtree aggregates.
-	left, right, parent *unit
-	prio                uint32
-	size                int
-	maxTs               float64 // over units whose ts is a number
-	maxLtsUndef         float64 // over plain units without ts whose lts is a number
-	maxLtsAll           float64 // over plain units whose lts is a number
-	maxSeq              float64
+	// leaf is the B-tree leaf holding the unit (nil while out of the list).
+	leaf *bnode
 }
 
-// unitList is the ordered main list. treapList is the production implementation; the tests hold
+// unitList is the ordered main list. btreeList is the production implementation; the tests hold
 // a linear one with the same contract.
 type unitList interface {
 	Len() int
@@ -76,189 +68,295 @@ func greater(x, q *unit) bool {
 	return false
 }
 
-// treapList is an implicit treap (order by position, heap by random priority) with parent links,
-// so that insertion at an index, removal by handle, and "first unit that compares greater" are
-// all O(log n) expected.
-type treapList struct {
-	root *unit
-	rng  uint64
+// btreeList is a counted B+-tree: leaves hold up to bmax units in list order, inner nodes hold up
+// to bmax children with the number of units under each, and every entry carries the maxima of the
+// search keys below it (aggs). Insertion at an index, removal by handle, Index and "first unit
+// that compares greater" walk one root-to-leaf path of a tree about four levels deep for a
+// million units, scanning small arrays at each level instead of chasing a pointer per level as a
+// binary tree does: a million-unit list is far larger than the cache, and the arrays keep each
+// level's work in a few cache lines. Nodes that removals leave underfull are not merged (a
+// replay deletes little); empty ones are dropped.
+type btreeList struct {
+	root *bnode
+	size int
 }
 
-func newTreapList() *treapList { return &treapList{rng: 0x9E3779B97F4A7C15} }
+// bmax is the fan-out: the most entries a node holds.
+const bmax = 64
 
-func (t *treapList) nextPrio() uint32 {
-	t.rng ^= t.rng << 13
-	t.rng ^= t.rng >> 7
-	t.rng ^= t.rng << 17
-	return uint32(t.rng >> 32)
+// bnode is a leaf (units) or an inner node (kids, cnt). Entry j's search keys are ts[j],
+// ltsUndef[j], ltsAll[j] and seq[j]: a leaf's are its unit's own (unitAggs), an inner node's the
+// maxima over kid j's subtree. They never hold NaN, so > and == on them are exact.
+type bnode struct {
+	parent *bnode
+	units  [bmax]*unit
+	kids   [bmax]*bnode
+	n      int
+	leaf   bool
+	cnt    [bmax]int
+	// The keys last: they hold no pointers, so the garbage collector does not scan them.
+	ts, ltsUndef, ltsAll, seq [bmax]float64
 }
 
-func sizeOf(n *unit) int {
-	if n == nil {
-		return 0
-	}
-	return n.size
-}
+// aggs are one entry's search keys: maxima over units whose ts is a number (ts), over plain units
+// without ts whose lts is a number (ltsUndef), over plain units whose lts is a number (ltsAll),
+// and of seq.
+type aggs struct{ ts, ltsUndef, ltsAll, seq float64 }
 
 var negInf = math.Inf(-1)
 
-// pull recomputes n's size and aggregates from its children.
-func pull(n *unit) {
-	n.size = 1
-	n.maxTs, n.maxLtsUndef, n.maxLtsAll, n.maxSeq = negInf, negInf, negInf, n.seq
-	if n.ts.isNumber() {
-		n.maxTs = n.ts.v
+// unitAggs are u's own search keys.
+func unitAggs(u *unit) aggs {
+	a := aggs{negInf, negInf, negInf, u.seq}
+	if u.ts.isNumber() {
+		a.ts = u.ts.v
 	}
-	if n.kind == unitActivity && n.lts.isNumber() {
-		n.maxLtsAll = n.lts.v
-		if !n.ts.def {
-			n.maxLtsUndef = n.lts.v
+	if u.kind == unitActivity && u.lts.isNumber() {
+		a.ltsAll = u.lts.v
+		if !u.ts.def {
+			a.ltsUndef = u.lts.v
 		}
 	}
-	if n.left != nil {
-		n.absorb(n.left)
-	}
-	if n.right != nil {
-		n.absorb(n.right)
-	}
+	return a
 }
 
-// absorb folds a child's size and aggregates into n. Aggregates never hold NaN, so plain
-// comparisons do.
-func (n *unit) absorb(c *unit) {
-	n.size += c.size
-	if c.maxTs > n.maxTs {
-		n.maxTs = c.maxTs
-	}
-	if c.maxLtsUndef > n.maxLtsUndef {
-		n.maxLtsUndef = c.maxLtsUndef
-	}
-	if c.maxLtsAll > n.maxLtsAll {
-		n.maxLtsAll = c.maxLtsAll
-	}
-	if c.maxSeq > n.maxSeq {
-		n.maxSeq = c.maxSeq
-	}
+func (nd *bnode) get(j int) aggs { return aggs{nd.ts[j], nd.ltsUndef[j], nd.ltsAll[j], nd.seq[j]} }
+
+func (nd *bnode) set(j int, a aggs) {
+	nd.ts[j], nd.ltsUndef[j], nd.ltsAll[j], nd.seq[j] = a.ts, a.ltsUndef, a.ltsAll, a.seq
 }
 
-func (t *treapList) Len() int { return sizeOf(t.root) }
-
-// split cuts n into the first k units and the rest.
-func split(n *unit, k int) (l, r *unit) {
-	if n == nil {
-		return nil, nil
+// summary is the maxima over nd's entries and the number of units under nd.
+func (nd *bnode) summary() (aggs, int) {
+	a := aggs{negInf, negInf, negInf, negInf}
+	for j := 0; j < nd.n; j++ {
+		a.ts = max(a.ts, nd.ts[j])
+		a.ltsUndef = max(a.ltsUndef, nd.ltsUndef[j])
+		a.ltsAll = max(a.ltsAll, nd.ltsAll[j])
+		a.seq = max(a.seq, nd.seq[j])
 	}
-	if sizeOf(n.left) < k {
-		a, b := split(n.right, k-sizeOf(n.left)-1)
-		n.right = a
-		if a != nil {
-			a.parent = n
-		}
-		pull(n)
-		if b != nil {
-			b.parent = nil
-		}
-		return n, b
+	if nd.leaf {
+		return a, nd.n
 	}
-	a, b := split(n.left, k)
-	n.left = b
-	if b != nil {
-		b.parent = n
+	c := 0
+	for j := 0; j < nd.n; j++ {
+		c += nd.cnt[j]
 	}
-	pull(n)
-	if a != nil {
-		a.parent = nil
-	}
-	return a, n
+	return a, c
 }
 
-func merge(a, b *unit) *unit {
-	if a == nil {
-		return b
+// count is the number of units under entry j.
+func (nd *bnode) count(j int) int {
+	if nd.leaf {
+		return 1
 	}
-	if b == nil {
-		return a
-	}
-	if a.prio > b.prio {
-		a.right = merge(a.right, b)
-		a.right.parent = a
-		pull(a)
-		return a
-	}
-	b.left = merge(a, b.left)
-	b.left.parent = b
-	pull(b)
-	return b
+	return nd.cnt[j]
 }
 
-func (t *treapList) Insert(u *unit, i int) {
-	u.left, u.right, u.parent = nil, nil, nil
-	u.prio = t.nextPrio()
-	// Descend to where u's priority puts it, split the subtree found there around position i,
-	// hang the halves under u and fix the aggregates on the way back up: one path, not the three
-	// of split-merge-merge.
-	var parent *unit
-	link := &t.root
-	n := t.root
-	for n != nil && n.prio > u.prio {
-		parent = n
-		if l := sizeOf(n.left); i <= l {
-			link, n = &n.left, n.left
-		} else {
-			i -= l + 1
-			link, n = &n.right, n.right
+// slotOf is the entry of nd holding kid c.
+func (nd *bnode) slotOf(c *bnode) int {
+	for j := 0; j < nd.n; j++ {
+		if nd.kids[j] == c {
+			return j
 		}
 	}
-	l, r := split(n, i)
-	u.left, u.right = l, r
-	if l != nil {
-		l.parent = u
+	panic("sortkeys: B-tree node not under its parent")
+}
+
+// unitSlot is the entry of u's leaf holding u.
+func unitSlot(u *unit) int {
+	nd := u.leaf
+	for j := 0; j < nd.n; j++ {
+		if nd.units[j] == u {
+			return j
+		}
 	}
-	if r != nil {
-		r.parent = u
+	panic("sortkeys: unit not in its leaf")
+}
+
+// openAt shifts entries j… of nd one place right.
+func (nd *bnode) openAt(j int) {
+	if nd.leaf {
+		copy(nd.units[j+1:nd.n+1], nd.units[j:nd.n])
+	} else {
+		copy(nd.kids[j+1:nd.n+1], nd.kids[j:nd.n])
+		copy(nd.cnt[j+1:nd.n+1], nd.cnt[j:nd.n])
 	}
-	pull(u)
-	*link = u
-	u.parent = parent
-	for p := parent; p != nil; p = p.parent {
-		pull(p)
+	copy(nd.ts[j+1:nd.n+1], nd.ts[j:nd.n])
+	copy(nd.ltsUndef[j+1:nd.n+1], nd.ltsUndef[j:nd.n])
+	copy(nd.ltsAll[j+1:nd.n+1], nd.ltsAll[j:nd.n])
+	copy(nd.seq[j+1:nd.n+1], nd.seq[j:nd.n])
+	nd.n++
+}
+
+// closeAt removes entry j of nd.
+func (nd *bnode) closeAt(j int) {
+	if nd.leaf {
+		copy(nd.units[j:], nd.units[j+1:nd.n])
+		nd.units[nd.n-1] = nil
+	} else {
+		copy(nd.kids[j:], nd.kids[j+1:nd.n])
+		nd.kids[nd.n-1] = nil
+		copy(nd.cnt[j:], nd.cnt[j+1:nd.n])
+	}
+	copy(nd.ts[j:], nd.ts[j+1:nd.n])
+	copy(nd.ltsUndef[j:], nd.ltsUndef[j+1:nd.n])
+	copy(nd.ltsAll[j:], nd.ltsAll[j+1:nd.n])
+	copy(nd.seq[j:], nd.seq[j+1:nd.n])
+	nd.n--
+}
+
+// splitKid moves the upper half of p's full kid j into a new node at entry j+1.
+func (p *bnode) splitKid(j int) {
+	c := p.kids[j]
+	h := c.n / 2
+	s := &bnode{parent: p, leaf: c.leaf, n: c.n - h}
+	if c.leaf {
+		copy(s.units[:], c.units[h:c.n])
+		clear(c.units[h:c.n])
+		for _, u := range s.units[:s.n] {
+			u.leaf = s
+		}
+	} else {
+		copy(s.kids[:], c.kids[h:c.n])
+		clear(c.kids[h:c.n])
+		copy(s.cnt[:], c.cnt[h:c.n])
+		for _, k := range s.kids[:s.n] {
+			k.parent = s
+		}
+	}
+	copy(s.ts[:], c.ts[h:c.n])
+	copy(s.ltsUndef[:], c.ltsUndef[h:c.n])
+	copy(s.ltsAll[:], c.ltsAll[h:c.n])
+	copy(s.seq[:], c.seq[h:c.n])
+	c.n = h
+	p.openAt(j + 1)
+	p.kids[j+1] = s
+	a, n := c.summary()
+	p.set(j, a)
+	p.cnt[j] = n
+	a, n = s.summary()
+	p.set(j+1, a)
+	p.cnt[j+1] = n
+}
+
+func newBtreeList() *btreeList { return &btreeList{} }
+
+func (t *btreeList) Len() int { return t.size }
+
+// Insert descends to the leaf position i, splitting full nodes on the way down so that the leaf
+// has room and a split never climbs back up; the counts and maxima of the path grow on the way.
+func (t *btreeList) Insert(u *unit, i int) {
+	if t.root == nil {
+		t.root = &bnode{leaf: true}
+	}
+	if t.root.n == bmax {
+		r := &bnode{n: 1}
+		r.kids[0] = t.root
+		a, n := t.root.summary()
+		r.set(0, a)
+		r.cnt[0] = n
+		t.root.parent = r
+		t.root = r
+		r.splitKid(0)
+	}
+	a := unitAggs(u)
+	nd := t.root
+	for !nd.leaf {
+		j := 0
+		for j < nd.n-1 && i > nd.cnt[j] {
+			i -= nd.cnt[j]
+			j++
+		}
+		if nd.kids[j].n == bmax {
+			nd.splitKid(j)
+			if i > nd.cnt[j] {
+				i -= nd.cnt[j]
+				j++
+			}
+		}
+		nd.cnt[j]++
+		nd.ts[j] = max(nd.ts[j], a.ts)
+		nd.ltsUndef[j] = max(nd.ltsUndef[j], a.ltsUndef)
+		nd.ltsAll[j] = max(nd.ltsAll[j], a.ltsAll)
+		nd.seq[j] = max(nd.seq[j], a.seq)
+		nd = nd.kids[j]
+	}
+	nd.openAt(i)
+	nd.units[i] = u
+	nd.set(i, a)
+	u.leaf = nd
+	t.size++
+}
+
+// Remove takes u out of its leaf and fixes the counts up to the root, and the maxima as far as
+// they change.
+func (t *btreeList) Remove(u *unit) {
+	nd := u.leaf
+	nd.closeAt(unitSlot(u))
+	u.leaf = nil
+	t.size--
+	keys := true
+	for nd.parent != nil {
+		p := nd.parent
+		j := p.slotOf(nd)
+		p.cnt[j]--
+		switch {
+		case nd.n == 0:
+			p.closeAt(j)
+			nd.parent = nil
+		case keys:
+			a, _ := nd.summary()
+			keys = a != p.get(j)
+			p.set(j, a)
+		}
+		nd = p
+	}
+	if t.root.n == 0 {
+		t.root = nil
+		return
+	}
+	for !t.root.leaf && t.root.n == 1 {
+		t.root = t.root.kids[0]
+		t.root.parent = nil
 	}
 }
 
-func (t *treapList) Remove(u *unit) {
-	p := u.parent
-	m := merge(u.left, u.right)
-	if m != nil {
-		m.parent = p
-	}
-	switch {
-	case p == nil:
-		t.root = m
-	case p.left == u:
-		p.left = m
-	default:
-		p.right = m
-	}
-	for ; p != nil; p = p.parent {
-		pull(p)
-	}
-	u.left, u.right, u.parent = nil, nil, nil
-}
-
-func (t *treapList) Index(u *unit) int {
-	i := sizeOf(u.left)
-	for n := u; n.parent != nil; n = n.parent {
-		if n.parent.right == n {
-			i += sizeOf(n.parent.left) + 1
+func (t *btreeList) Index(u *unit) int {
+	i := unitSlot(u)
+	for nd := u.leaf; nd.parent != nil; nd = nd.parent {
+		p := nd.parent
+		for j := 0; p.kids[j] != nd; j++ {
+			i += p.cnt[j]
 		}
 	}
 	return i
 }
 
+// Refresh rewrites u's keys in its leaf and the maxima above it, stopping at the first level where
+// they come out unchanged: the levels above depend on u only through them.
+func (t *btreeList) Refresh(u *unit) {
+	nd := u.leaf
+	if nd == nil {
+		return
+	}
+	nd.set(unitSlot(u), unitAggs(u))
+	for nd.parent != nil {
+		p := nd.parent
+		j := p.slotOf(nd)
+		a, _ := nd.summary()
+		if a == p.get(j) {
+			return
+		}
+		p.set(j, a)
+		nd = p
+	}
+}
+
 // Reposition leaves u where it is when it would be reinserted at the same index, which is the
 // common case for a revised session or activity: no unit before u compares greater than u and
 // the unit after it does (compare(u, u) is never > 0, so FirstGreater skips u itself).
-func (t *treapList) Reposition(u *unit) {
+func (t *btreeList) Reposition(u *unit) {
 	t.Refresh(u)
 	idx, at := t.Index(u), t.FirstGreater(u)
 	if at == idx+1 {
@@ -271,112 +369,111 @@ func (t *treapList) Reposition(u *unit) {
 	t.Insert(u, at)
 }
 
-// Refresh recomputes aggregates from u up, and stops at the first node whose aggregates come out
-// unchanged: its ancestors depend on u only through them. A revision that keeps its unit's keys
-// costs one node, not the whole path.
-func (t *treapList) Refresh(u *unit) {
-	for n := u; n != nil; n = n.parent {
-		before := n.aggregates()
-		pull(n)
-		if n.aggregates() == before {
-			return
-		}
+// A search asks for the first entry whose keys pass one test; the tests are exact for a subtree
+// (its maxima pass if and only if one of its units does), so a search from index 0 never
+// backtracks.
+type search struct {
+	mode     uint8
+	v, lts   float64
+	plainLts bool
+}
+
+const (
+	searchTs       = iota // q's ts is a number: ts above it, or the localTimestamp fallback
+	searchLtsUndef        // q's ts is NaN: the localTimestamp fallback against units without ts
+	searchLtsAll          // q's ts is undefined: the localTimestamp fallback against all
+	searchSeq             // seq above v
+)
+
+func (s *search) match(nd *bnode, j int) bool {
+	switch s.mode {
+	case searchTs:
+		return nd.ts[j] > s.v || (s.plainLts && nd.ltsUndef[j] > s.lts)
+	case searchLtsUndef:
+		return nd.ltsUndef[j] > s.lts
+	case searchLtsAll:
+		return nd.ltsAll[j] > s.lts
 	}
+	return nd.seq[j] > s.v
 }
 
-type aggregates struct {
-	size                                  int
-	maxTs, maxLtsUndef, maxLtsAll, maxSeq float64
+// first is the index of the first unit at or after from that passes s, or Len().
+func (t *btreeList) first(s *search, from int) int {
+	if t.root == nil {
+		return 0
+	}
+	if r := t.firstIn(t.root, 0, s, from); r >= 0 {
+		return r
+	}
+	return t.size
 }
 
-// aggregates are n's subtree values; they never hold NaN, so == compares them exactly.
-func (n *unit) aggregates() aggregates {
-	return aggregates{n.size, n.maxTs, n.maxLtsUndef, n.maxLtsAll, n.maxSeq}
-}
-
-// first returns the index of the first unit at or after from for which self holds, descending
-// only into subtrees for which sub (an exact aggregate test) holds; Len() when there is none.
-func (t *treapList) first(from int, sub, self func(*unit) bool) int {
-	var rec func(n *unit, base int) int
-	rec = func(n *unit, base int) int {
-		if n == nil || !sub(n) || base+n.size <= from {
-			return -1
-		}
-		idx := base + sizeOf(n.left)
-		if from < idx {
-			if r := rec(n.left, base); r >= 0 {
+func (t *btreeList) firstIn(nd *bnode, base int, s *search, from int) int {
+	for j := 0; j < nd.n; j++ {
+		c := nd.count(j)
+		if base+c > from && s.match(nd, j) {
+			if nd.leaf {
+				return base
+			}
+			if r := t.firstIn(nd.kids[j], base, s, from); r >= 0 {
 				return r
 			}
 		}
-		if idx >= from && self(n) {
-			return idx
-		}
-		return rec(n.right, idx+1)
+		base += c
 	}
-	if r := rec(t.root, 0); r >= 0 {
-		return r
-	}
-	return t.Len()
+	return -1
 }
 
-func (t *treapList) FirstGreater(q *unit) int {
+// FirstGreater evaluates greater(X, q) through the keys: a unit passes exactly when greater holds
+// (WEBCHAT-ORDERING §4.3 step 5).
+func (t *btreeList) FirstGreater(q *unit) int {
 	qPlainLts := q.kind == unitActivity && q.lts.isNumber()
+	s := search{v: q.ts.v, lts: q.lts.v, plainLts: qPlainLts}
 	switch {
 	case q.ts.isNumber():
-		v := q.ts.v
-		return t.first(0, func(n *unit) bool {
-			return n.maxTs > v || (qPlainLts && n.maxLtsUndef > q.lts.v)
-		}, func(n *unit) bool { return greater(n, q) })
+		s.mode = searchTs
+	case !qPlainLts:
+		return t.size
 	case q.ts.def: // NaN: only the localTimestamp fallback against units without ts can win
-		if !qPlainLts {
-			return t.Len()
-		}
-		return t.first(0, func(n *unit) bool { return n.maxLtsUndef > q.lts.v },
-			func(n *unit) bool { return greater(n, q) })
+		s.mode = searchLtsUndef
 	default:
-		if !qPlainLts {
-			return t.Len()
+		s.mode = searchLtsAll
+	}
+	return t.first(&s, 0)
+}
+
+func (t *btreeList) FirstSeqAbove(v float64, from int) int {
+	return t.first(&search{mode: searchSeq, v: v}, from)
+}
+
+func (t *btreeList) At(i int) *unit {
+	nd := t.root
+	for !nd.leaf {
+		j := 0
+		for i >= nd.cnt[j] {
+			i -= nd.cnt[j]
+			j++
 		}
-		return t.first(0, func(n *unit) bool { return n.maxLtsAll > q.lts.v },
-			func(n *unit) bool { return greater(n, q) })
+		nd = nd.kids[j]
+	}
+	return nd.units[i]
+}
+
+func (t *btreeList) Each(f func(*unit) bool) {
+	if t.root != nil {
+		eachIn(t.root, f)
 	}
 }
 
-func (t *treapList) FirstSeqAbove(v float64, from int) int {
-	return t.first(from, func(n *unit) bool { return n.maxSeq > v }, func(n *unit) bool { return n.seq > v })
-}
-
-func (t *treapList) At(i int) *unit {
-	n := t.root
-	for n != nil {
-		l := sizeOf(n.left)
-		switch {
-		case i < l:
-			n = n.left
-		case i == l:
-			return n
-		default:
-			i -= l + 1
-			n = n.right
+func eachIn(nd *bnode, f func(*unit) bool) bool {
+	for j := 0; j < nd.n; j++ {
+		if nd.leaf {
+			if !f(nd.units[j]) {
+				return false
+			}
+		} else if !eachIn(nd.kids[j], f) {
+			return false
 		}
 	}
-	return nil
-}
-
-func (t *treapList) Each(f func(*unit) bool) {
-	// Iterative in-order walk: the tree can be deep enough that recursion per unit is wasteful.
-	stack := make([]*unit, 0, 64)
-	n := t.root
-	for n != nil || len(stack) > 0 {
-		for n != nil {
-			stack = append(stack, n)
-			n = n.left
-		}
-		n = stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if !f(n) {
-			return
-		}
-		n = n.right
-	}
+	return true
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestFastEqualsReference replays random logs with the treap list and indexed searches and with
+// TestFastEqualsReference replays random logs with the B-tree list and indexed searches and with
 // the linear reference, and requires the same order (and, for gen-c, screen) after every event.
 func TestFastEqualsReference(t *testing.T) {
 	for _, p := range []Profile{GenA, GenB, GenC} {

@@ -46,7 +46,7 @@ type heldActivity struct {
 }
 
 func newReplay(opts Options) *Replay {
-	return newReplayWith(opts, func() unitList { return newTreapList() })
+	return newReplayWith(opts, func() unitList { return newBtreeList() })
 }
 
 func newReplayWith(opts Options, newList func() unitList) *Replay {
