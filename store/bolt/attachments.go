@@ -36,7 +36,15 @@ func (s *Store) PutAttachment(ctx context.Context, conversationID string, att st
 		if err != nil {
 			return err
 		}
-		return fatal(c.attachments.Put([]byte(att.ID), v))
+		cb, err := c.ownBucket()
+		if err != nil {
+			return err
+		}
+		atts := cb.Bucket(bucketAttachments)
+		if atts == nil {
+			return errors.New("store/bolt: conversation " + conversationID + " is missing its attachments bucket")
+		}
+		return fatal(atts.Put([]byte(att.ID), v))
 	})
 }
 

@@ -49,18 +49,16 @@ func (s *Store) CreateConversation(ctx context.Context, c store.Conversation) (s
 		if err != nil {
 			return fatal(err)
 		}
-		atts, err := cb.CreateBucket(bucketAttachments)
-		if err != nil {
+		if _, err := cb.CreateBucket(bucketAttachments); err != nil {
 			return fatal(err)
 		}
 		m := cloneConversation(c)
 		b.convs[c.ID] = &convState{
-			convLog:     convLog{bucketSet: b.bucketSet, id: c.ID, key: convKey(c.ID), head: head{recent: make([]recentEntry, 0, indexChunk)}},
-			bucket:      cb,
-			attachments: atts,
-			meta:        &m,
-			metaDirty:   true,
-			headDirty:   true,
+			convLog:   convLog{bucketSet: b.bucketSet, id: c.ID, key: convKey(c.ID), head: head{recent: make([]recentEntry, 0, indexChunk)}},
+			bucket:    cb,
+			meta:      &m,
+			metaDirty: true,
+			headDirty: true,
 		}
 		stored, created = cloneConversation(c), true
 		return nil

@@ -66,9 +66,10 @@ type batch struct {
 // read once and written back once per batch, the JSON metadata only when needed.
 type convState struct {
 	convLog
-	bucket      *bolt.Bucket
-	attachments *bolt.Bucket
-	headDirty   bool
+	// bucket is the conversation's own bucket once a request needed it (nil before): appends do
+	// not.
+	bucket    *bolt.Bucket
+	headDirty bool
 	// meta is the decoded metadata once a request needed it (nil before).
 	meta      *store.Conversation
 	metaDirty bool
@@ -81,21 +82,24 @@ func (b *batch) conv(id string) (*convState, error) {
 	if c, ok := b.convs[id]; ok {
 		return c, nil
 	}
-	cb := b.conversations.Bucket([]byte(id))
-	if cb == nil {
-		return nil, store.ErrConversationNotFound
-	}
 	// The head is decoded from a copy: its clientActivityIDs are written again as index keys.
 	l, err := openConvLog(b.bucketSet, id, bytes.Clone(b.heads.Get([]byte(id))))
 	if err != nil {
 		return nil, err
 	}
-	c := &convState{convLog: l, bucket: cb, attachments: cb.Bucket(bucketAttachments)}
-	if c.attachments == nil {
-		return nil, errors.New("store/bolt: conversation " + id + " is missing a bucket")
-	}
+	c := &convState{convLog: l}
 	b.convs[id] = c
 	return c, nil
+}
+
+// ownBucket returns the conversation's own bucket (metadata and attachments).
+func (c *convState) ownBucket() (*bolt.Bucket, error) {
+	if c.bucket == nil {
+		if c.bucket = c.conversations.Bucket([]byte(c.id)); c.bucket == nil {
+			return nil, errors.New("store/bolt: conversation " + c.id + " is missing its bucket")
+		}
+	}
+	return c.bucket, nil
 }
 
 // add stores record v as the conversation's next entry at the log's next position, and returns
@@ -113,7 +117,11 @@ func (b *batch) add(c *convState, v, cid []byte) (uint64, error) {
 // metadata returns the conversation's metadata, LastSeq included.
 func (c *convState) metadata() (*store.Conversation, error) {
 	if c.meta == nil {
-		m, err := decodeMeta(c.bucket.Get(keyMeta))
+		cb, err := c.ownBucket()
+		if err != nil {
+			return nil, err
+		}
+		m, err := decodeMeta(cb.Get(keyMeta))
 		if err != nil {
 			return nil, err
 		}
@@ -145,7 +153,11 @@ func (b *batch) flush() error {
 			if err != nil {
 				return err
 			}
-			if err := c.bucket.Put(keyMeta, v); err != nil {
+			cb, err := c.ownBucket()
+			if err != nil {
+				return err
+			}
+			if err := cb.Put(keyMeta, v); err != nil {
 				return err
 			}
 		}
