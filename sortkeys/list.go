@@ -145,14 +145,6 @@ func (nd *bnode) summary() (aggs, int) {
 	return a, c
 }
 
-// count is the number of units under entry j.
-func (nd *bnode) count(j int) int {
-	if nd.leaf {
-		return 1
-	}
-	return nd.cnt[j]
-}
-
 // slotOf is the entry of nd holding kid c.
 func (nd *bnode) slotOf(c *bnode) int {
 	for j := 0; j < nd.n; j++ {
@@ -385,16 +377,35 @@ const (
 	searchSeq             // seq above v
 )
 
-func (s *search) match(nd *bnode, j int) bool {
+// next is the first entry of nd at or after j that passes s, or nd.n. One tight loop per mode:
+// a search scans up to bmax entries per level.
+func (s *search) next(nd *bnode, j int) int {
+	n := nd.n
 	switch s.mode {
 	case searchTs:
-		return nd.ts[j] > s.v || (s.plainLts && nd.ltsUndef[j] > s.lts)
+		if s.plainLts {
+			for j < n && !(nd.ts[j] > s.v || nd.ltsUndef[j] > s.lts) {
+				j++
+			}
+			return j
+		}
+		for j < n && !(nd.ts[j] > s.v) {
+			j++
+		}
 	case searchLtsUndef:
-		return nd.ltsUndef[j] > s.lts
+		for j < n && !(nd.ltsUndef[j] > s.lts) {
+			j++
+		}
 	case searchLtsAll:
-		return nd.ltsAll[j] > s.lts
+		for j < n && !(nd.ltsAll[j] > s.lts) {
+			j++
+		}
+	default:
+		for j < n && !(nd.seq[j] > s.v) {
+			j++
+		}
 	}
-	return nd.seq[j] > s.v
+	return j
 }
 
 // first is the index of the first unit at or after from that passes s, or Len().
@@ -402,26 +413,42 @@ func (t *btreeList) first(s *search, from int) int {
 	if t.root == nil {
 		return 0
 	}
-	if r := t.firstIn(t.root, 0, s, from); r >= 0 {
+	if r := firstIn(t.root, 0, s, from); r >= 0 {
 		return r
 	}
 	return t.size
 }
 
-func (t *btreeList) firstIn(nd *bnode, base int, s *search, from int) int {
-	for j := 0; j < nd.n; j++ {
-		c := nd.count(j)
-		if base+c > from && s.match(nd, j) {
-			if nd.leaf {
-				return base
-			}
-			if r := t.firstIn(nd.kids[j], base, s, from); r >= 0 {
-				return r
-			}
+// firstIn searches the subtree nd, whose first unit has index base.
+func firstIn(nd *bnode, base int, s *search, from int) int {
+	j := 0
+	if nd.leaf {
+		if from > base {
+			j = from - base
 		}
-		base += c
+		if j = s.next(nd, j); j < nd.n {
+			return base + j
+		}
+		return -1
 	}
-	return -1
+	for j < nd.n && base+nd.cnt[j] <= from {
+		base += nd.cnt[j]
+		j++
+	}
+	for {
+		k := s.next(nd, j)
+		for ; j < k; j++ {
+			base += nd.cnt[j]
+		}
+		if j == nd.n {
+			return -1
+		}
+		if r := firstIn(nd.kids[j], base, s, from); r >= 0 {
+			return r
+		}
+		base += nd.cnt[j]
+		j++
+	}
 }
 
 // FirstGreater evaluates greater(X, q) through the keys: a unit passes exactly when greater holds
