@@ -36,6 +36,7 @@ type config struct {
 	ProbeWait     time.Duration
 	GapWait       time.Duration
 	JSON          bool
+	CPUProfile    string
 
 	Idle       int
 	Hold       time.Duration

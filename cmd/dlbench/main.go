@@ -31,6 +31,8 @@
 //	--probe-wait D          with --bot auto: wait for the probe's reply after its echo (default 3s)
 //	--gap-wait D            how long a hole in the sequence may stay before GET fills it (default 500ms)
 //	--json                  print the report as one JSON document
+//	--cpuprofile FILE       write dlbench's own CPU profile (runtime/pprof) to FILE, to see what the
+//	                        load generator costs on a machine it shares with the service
 //
 // Idle mode (--idle N): open N conversations with streams, hold them for --hold, then with
 // --idle-post send one message in each and measure POST→echo. With --server-pid (Linux: VmRSS of
@@ -81,6 +83,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"time"
@@ -119,6 +122,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.DurationVar(&c.ProbeWait, "probe-wait", 3*time.Second, "with --bot auto: how long the probe waits for a reply after its echo")
 	fs.DurationVar(&c.GapWait, "gap-wait", 500*time.Millisecond, "how long a hole in the sequence may stay before GET fills it")
 	fs.BoolVar(&c.JSON, "json", false, "print the report as JSON")
+	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write dlbench's own CPU profile to this file")
 	fs.IntVar(&c.Idle, "idle", 0, "idle mode: open N streams and hold them")
 	fs.DurationVar(&c.Hold, "hold", 10*time.Second, "idle mode: how long to hold the streams")
 	fs.BoolVar(&c.IdlePost, "idle-post", false, "idle mode: after holding, post one message in each conversation and measure POST→echo")
@@ -170,6 +174,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		fmt.Fprintln(stderr, "dlbench:", err)
 		return exitUsage
+	}
+	if cfg.CPUProfile != "" {
+		stopProfile, err := startCPUProfile(cfg.CPUProfile)
+		if err != nil {
+			fmt.Fprintln(stderr, "dlbench:", err)
+			return exitUsage
+		}
+		defer stopProfile()
 	}
 	if cfg.Idle > 0 {
 		return runIdle(ctx, cfg, stdout, stderr)
@@ -292,4 +304,21 @@ func printCounts(w io.Writer, m map[string]int64) {
 	for _, k := range keys {
 		fmt.Fprintf(w, "  %-40s %d\n", strings.TrimSpace(k), m[k])
 	}
+}
+
+// startCPUProfile starts writing the process's CPU profile to path; stop ends it and closes the
+// file.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -162,6 +164,29 @@ func TestUsageErrors(t *testing.T) {
 		if code := run(context.Background(), args, noEnv, &out, &errOut); code != exitUsage {
 			t.Errorf("%q: exit %d, want %d", args, code, exitUsage)
 		}
+	}
+}
+
+// TestCPUProfile: --cpuprofile leaves a profile of the run (gzip-compressed protobuf, what
+// runtime/pprof writes); an unwritable path is a usage error.
+func TestCPUProfile(t *testing.T) {
+	srv := clienttest.Start(t, clienttest.Options{})
+	path := filepath.Join(t.TempDir(), "dlbench.pprof")
+	r, code := runBench(t, srv, "--conversations", "2", "--messages", "2", "--bot", "no", "--cpuprofile", path)
+	if code != exitOK || r.Messages.Sent != 4 {
+		t.Fatalf("exit %d, sent %d", code, r.Messages.Sent)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
+		t.Fatalf("the CPU profile is not gzip data: % x", data[:min(len(data), 8)])
+	}
+	var out, errOut bytes.Buffer
+	args := []string{"--base", srv.URL, "--secret", clienttest.Secret, "--cpuprofile", filepath.Join(t.TempDir(), "no", "such", "dir")}
+	if code := run(context.Background(), args, noEnv, &out, &errOut); code != exitUsage {
+		t.Fatalf("unwritable profile: exit %d, stderr %q", code, errOut.String())
 	}
 }
 

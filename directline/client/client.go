@@ -246,18 +246,35 @@ func (c *Conversation) Post(ctx context.Context, a *activity.Activity) (string, 
 type ActivitySet struct {
 	Activities []*activity.Activity `json:"activities"`
 	Watermark  string               `json:"watermark"`
+
+	// digests are the digests of the activities' JSON when the set was decoded from it.
+	digests []uint64
 }
 
 // UnmarshalJSON also takes a watermark sent as a JSON number (offline-directline does) or null.
 func (s *ActivitySet) UnmarshalJSON(data []byte) error {
 	var raw struct {
-		Activities []*activity.Activity `json:"activities"`
-		Watermark  json.RawMessage      `json:"watermark"`
+		Activities []json.RawMessage `json:"activities"`
+		Watermark  json.RawMessage   `json:"watermark"`
 	}
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return err
 	}
-	s.Activities, s.Watermark = raw.Activities, ""
+	s.Activities, s.digests, s.Watermark = nil, nil, ""
+	if raw.Activities != nil {
+		s.Activities = make([]*activity.Activity, len(raw.Activities))
+		s.digests = make([]uint64, len(raw.Activities))
+	}
+	for i, r := range raw.Activities {
+		if string(r) == "null" {
+			continue
+		}
+		a, err := activity.Decode(r)
+		if err != nil {
+			return err
+		}
+		s.Activities[i], s.digests[i] = a, digest(r)
+	}
 	w := bytes.TrimSpace(raw.Watermark)
 	switch {
 	case len(w) == 0 || string(w) == "null":
@@ -273,6 +290,15 @@ func (s *ActivitySet) UnmarshalJSON(data []byte) error {
 		s.Watermark = n.String()
 	}
 	return nil
+}
+
+// digest is the digest of activity i: of its JSON as received when the set was decoded, else of
+// its encoding.
+func (s *ActivitySet) digest(i int) uint64 {
+	if i < len(s.digests) {
+		return s.digests[i]
+	}
+	return encodedDigest(s.Activities[i])
 }
 
 // Activities is GET /conversations/{id}/activities?watermark=W (W "" = from the start); the

@@ -1,6 +1,8 @@
 package client
 
 import (
+	"bytes"
+	"encoding/json"
 	"hash/maphash"
 	"strconv"
 	"time"
@@ -44,6 +46,8 @@ type Delivery struct {
 	Source   Source
 	// Received is when the activity arrived, before any wait for a hole before it.
 	Received time.Time
+
+	digest uint64
 }
 
 // EventKind classifies an Event.
@@ -103,8 +107,34 @@ type Event struct {
 const hashWindow = 4096
 
 type delivered struct {
-	seq  uint64
-	hash uint64
+	seq    uint64
+	digest uint64
+}
+
+// digestSeed keys the digests of received activities.
+var digestSeed = maphash.MakeSeed()
+
+// digest identifies an activity's content by its JSON as the service sent it, so that a repeat
+// can be told from a revision without encoding every activity again. An indented answer (it has
+// line breaks, which compact JSON never has) is compacted first, so that an activity hashes alike
+// in a compact stream frame and in an indented GET answer.
+func digest(raw []byte) uint64 {
+	if bytes.IndexByte(raw, '\n') >= 0 {
+		var b bytes.Buffer
+		if json.Compact(&b, raw) == nil {
+			raw = b.Bytes()
+		}
+	}
+	return maphash.Bytes(digestSeed, raw)
+}
+
+// encodedDigest is the digest of an activity that came without its JSON.
+func encodedDigest(a *activity.Activity) uint64 {
+	b, err := activity.Encode(a)
+	if err != nil {
+		return 0
+	}
+	return digest(b)
 }
 
 // sequencer puts activities in position order. It is owned by one goroutine.
@@ -122,7 +152,6 @@ type sequencer struct {
 	known    map[string]delivered
 	noSeq    map[string]struct{}
 	gapSince time.Time
-	seed     maphash.Seed
 
 	emit  func(Delivery)
 	event func(Event)
@@ -136,7 +165,6 @@ func newSequencer(conversationID, watermark string, emit func(Delivery), event f
 		covered:        map[uint64]struct{}{},
 		known:          map[string]delivered{},
 		noSeq:          map[string]struct{}{},
-		seed:           maphash.MakeSeed(),
 		emit:           emit,
 		event:          event,
 		now:            time.Now,
@@ -160,21 +188,13 @@ func (q *sequencer) position(a *activity.Activity) (uint64, bool) {
 	return 0, false
 }
 
-func (q *sequencer) hash(a *activity.Activity) uint64 {
-	b, err := activity.Encode(a)
-	if err != nil {
-		return 0
-	}
-	return maphash.Bytes(q.seed, b)
-}
-
 // gapOpen reports whether positions are missing below something already received.
 func (q *sequencer) gapOpen() bool { return len(q.pending) > 0 || len(q.covered) > 0 }
 
-// feed takes one arriving activity. Activities from a gap fill never count as duplicates or
-// out of order: overlapping what the stream sent is expected there.
-func (q *sequencer) feed(a *activity.Activity, src Source, at time.Time) {
-	d := Delivery{Activity: a, Source: src, Received: at}
+// feed takes one arriving activity and the digest of its content. Activities from a gap fill
+// never count as duplicates or out of order: overlapping what the stream sent is expected there.
+func (q *sequencer) feed(a *activity.Activity, digest uint64, src Source, at time.Time) {
+	d := Delivery{Activity: a, Source: src, Received: at, digest: digest}
 	s, ok := q.position(a)
 	if !ok {
 		if _, dup := q.noSeq[a.ID]; dup && a.ID != "" {
@@ -197,18 +217,17 @@ func (q *sequencer) feed(a *activity.Activity, src Source, at time.Time) {
 	}
 	p, isPending := q.pending[s]
 	if s < q.next || isPending {
-		h := q.hash(a)
 		prev, known := q.known[a.ID]
 		if isPending {
-			prev, known = delivered{seq: s, hash: q.hash(p.Activity)}, p.Activity.ID == a.ID
+			prev, known = delivered{seq: s, digest: p.digest}, p.Activity.ID == a.ID
 		}
-		if known && prev.hash != h {
+		if known && prev.digest != digest {
 			if isPending {
 				q.pending[s] = d
 				return
 			}
 			d.Revision = true
-			q.known[a.ID] = delivered{seq: s, hash: h}
+			q.known[a.ID] = delivered{seq: s, digest: digest}
 			q.emit(d)
 			return
 		}
@@ -331,7 +350,7 @@ func (q *sequencer) advance() {
 }
 
 func (q *sequencer) remember(d Delivery) {
-	q.known[d.Activity.ID] = delivered{seq: d.Seq, hash: q.hash(d.Activity)}
+	q.known[d.Activity.ID] = delivered{seq: d.Seq, digest: d.digest}
 	if len(q.known) > 2*hashWindow {
 		for id, k := range q.known {
 			if k.seq+hashWindow < q.next {

@@ -76,7 +76,7 @@ func TestSequencerOrdersByPosition(t *testing.T) {
 					if src == 0 {
 						src = SourceStream
 					}
-					q.feed(s.a, src, time.Now())
+					q.feed(s.a, encodedDigest(s.a), src, time.Now())
 					if s.frameWM != 0 {
 						q.frameEnd(s.a, s.frameWM)
 					}
@@ -107,5 +107,63 @@ func TestSequencerPositionFromID(t *testing.T) {
 	}
 	if _, ok := q.position(&activity.Activity{ID: "other|0000001"}); ok {
 		t.Error("an id of another conversation has no position")
+	}
+}
+
+// TestActivitySetDigests: the digest of a received activity is the same in a compact frame and in
+// an indented answer, changes with the content, and equals the digest of the activity's own
+// encoding; null entries stay nil.
+func TestActivitySetDigests(t *testing.T) {
+	const (
+		compact  = `{"activities":[{"type":"message","id":"c1|0000001","text":"a <b> & c"},null],"watermark":"1"}`
+		indented = "{\n  \"activities\": [\n    {\n      \"type\": \"message\",\n      \"id\": \"c1|0000001\",\n      \"text\": \"a <b> & c\"\n    },\n    null\n  ],\n  \"watermark\": 1\n}"
+		revised  = `{"activities":[{"type":"message","id":"c1|0000001","text":"a <b> & d"},null],"watermark":"1"}`
+	)
+	decode := func(data string) ActivitySet {
+		t.Helper()
+		var s ActivitySet
+		if err := json.Unmarshal([]byte(data), &s); err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Activities) != 2 || s.Activities[0] == nil || s.Activities[1] != nil || s.Watermark != "1" {
+			t.Fatalf("decoded %+v", s)
+		}
+		return s
+	}
+	c, i, r := decode(compact), decode(indented), decode(revised)
+	if c.digest(0) != i.digest(0) {
+		t.Error("the same activity has different digests compact and indented")
+	}
+	if c.digest(0) == r.digest(0) {
+		t.Error("a revised activity has the digest of the original")
+	}
+	built := ActivitySet{Activities: []*activity.Activity{c.Activities[0]}}
+	if built.digest(0) != c.digest(0) {
+		t.Error("the digest of an encoded activity differs from the digest of the same JSON received")
+	}
+}
+
+// TestSequencerDigestsTellRevisions: through a subscription's feed, a repeat with the same JSON
+// is a duplicate and a repeat with other JSON under the same id is a revision.
+func TestSequencerDigestsTellRevisions(t *testing.T) {
+	var got []string
+	var events []EventKind
+	q := newSequencer("c1", "", func(d Delivery) {
+		got = append(got, fmt.Sprintf("%s %s revision=%v", d.Activity.ID, d.Activity.Text, d.Revision))
+	}, func(e Event) { events = append(events, e.Kind) })
+	for _, data := range []string{
+		`{"activities":[{"type":"message","id":"c1|0000001","text":"one"}],"watermark":"1"}`,
+		`{"activities":[{"type":"message","id":"c1|0000001","text":"one"}],"watermark":"1"}`,
+		`{"activities":[{"type":"message","id":"c1|0000001","text":"uno"}],"watermark":"2"}`,
+	} {
+		var s ActivitySet
+		if err := json.Unmarshal([]byte(data), &s); err != nil {
+			t.Fatal(err)
+		}
+		q.feed(s.Activities[0], s.digest(0), SourceStream, time.Now())
+	}
+	want := []string{"c1|0000001 one revision=false", "c1|0000001 uno revision=true"}
+	if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(events, []EventKind{EventDuplicate}) {
+		t.Fatalf("delivered %q, events %v", got, events)
 	}
 }

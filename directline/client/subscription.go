@@ -253,9 +253,9 @@ func (s *Subscription) streamLoop(frames <-chan frame) error {
 				s.event(Event{Kind: EventError, Err: f.bad, At: f.at})
 				continue
 			}
-			for _, a := range f.set.Activities {
+			for i, a := range f.set.Activities {
 				if a != nil {
-					s.seq.feed(a, SourceStream, f.at)
+					s.seq.feed(a, f.set.digest(i), SourceStream, f.at)
 				}
 			}
 			if f.set.Watermark != "" {
@@ -299,14 +299,14 @@ func (s *Subscription) fill() {
 			return
 		}
 		at := time.Now()
-		for _, a := range set.Activities {
+		for i, a := range set.Activities {
 			if a == nil {
 				continue
 			}
 			if p, ok := s.seq.position(a); ok && p > limit {
 				continue
 			}
-			s.seq.feed(a, SourceFill, at)
+			s.seq.feed(a, set.digest(i), SourceFill, at)
 		}
 		w, err := strconv.ParseUint(set.Watermark, 10, 64)
 		if err != nil {
@@ -402,9 +402,9 @@ func (s *Subscription) runPoll() {
 // pollAnswer feeds one GET answer: the answer is authoritative up to its watermark.
 func (s *Subscription) pollAnswer(set ActivitySet) {
 	at := time.Now()
-	for _, a := range set.Activities {
+	for i, a := range set.Activities {
 		if a != nil {
-			s.seq.feed(a, SourcePoll, at)
+			s.seq.feed(a, set.digest(i), SourcePoll, at)
 		}
 	}
 	if w, err := strconv.ParseUint(set.Watermark, 10, 64); err == nil {
