@@ -322,7 +322,7 @@ func (c *Conversation) path(suffix string) string {
 func (c *Client) do(ctx context.Context, op, method, path, cred string, body, out any) error {
 	var rd io.Reader
 	if body != nil {
-		b, err := json.Marshal(body)
+		b, err := encodeBody(body)
 		if err != nil {
 			return err
 		}
@@ -364,8 +364,26 @@ func (c *Client) do(ctx context.Context, op, method, path, cred string, body, ou
 	if out == nil || len(bytes.TrimSpace(data)) == 0 {
 		return nil
 	}
-	if err := json.Unmarshal(data, out); err != nil {
+	if err := decodeAnswer(data, out); err != nil {
 		return fmt.Errorf("%s: decoding the answer: %w", op, err)
 	}
 	return nil
+}
+
+// encodeBody encodes a request body. An activity goes straight to its encoder: json.Marshal would
+// scan and compact the encoder's output once more.
+func encodeBody(body any) ([]byte, error) {
+	if a, ok := body.(*activity.Activity); ok {
+		return activity.Encode(a)
+	}
+	return json.Marshal(body)
+}
+
+// decodeAnswer decodes a 2xx answer into out. An ActivitySet decodes itself, and checks the JSON
+// as it does, so the scan json.Unmarshal makes before calling it is skipped.
+func decodeAnswer(data []byte, out any) error {
+	if set, ok := out.(*ActivitySet); ok {
+		return set.UnmarshalJSON(data)
+	}
+	return json.Unmarshal(data, out)
 }

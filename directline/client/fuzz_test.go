@@ -2,6 +2,7 @@ package client
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 )
 
@@ -25,16 +26,27 @@ func TestActivitySetWatermarkForms(t *testing.T) {
 	}
 }
 
-// FuzzActivitySet: any frame either decodes or is an error; a decoded set round-trips its
-// watermark.
+// FuzzActivitySet: any frame either decodes or is an error, the same through json.Unmarshal and
+// through the client's own decoding (which skips json.Unmarshal's first scan); a decoded set
+// round-trips its watermark.
 func FuzzActivitySet(f *testing.F) {
 	f.Add([]byte(`{"activities":[{"type":"message","id":"c|0000001","channelData":{"webchat:sequence-id":1}}],"watermark":"1"}`))
 	f.Add([]byte(`{"activities":null,"watermark":7}`))
+	f.Add([]byte(`{"activities":[null,{"type":"typing"}]} `))
+	f.Add([]byte(`null`))
 	f.Add([]byte(``))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var s ActivitySet
-		if err := json.Unmarshal(data, &s); err != nil {
+		var s, direct ActivitySet
+		err := json.Unmarshal(data, &s)
+		derr := decodeAnswer(data, &direct)
+		if (err == nil) != (derr == nil) {
+			t.Fatalf("%q: json.Unmarshal %v, decodeAnswer %v", data, err, derr)
+		}
+		if err != nil {
 			return
+		}
+		if !reflect.DeepEqual(s, direct) {
+			t.Fatalf("%q: json.Unmarshal %+v, decodeAnswer %+v", data, s, direct)
 		}
 		b, err := json.Marshal(s)
 		if err != nil {

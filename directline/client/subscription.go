@@ -202,7 +202,7 @@ func (s *Subscription) read(ws *websocket.Conn, frames chan<- frame, stop <-chan
 		}
 		var f frame
 		f.at = at
-		if err := json.Unmarshal(data, &f.set); err != nil {
+		if err := decodeAnswer(data, &f.set); err != nil {
 			f.bad = fmt.Errorf("stream frame: %w", err)
 		}
 		select {
