@@ -68,8 +68,19 @@ type local struct {
 	rec *record
 	// plain is the main-list unit of the activity on its own, if it ever was one.
 	plain *unit
-	// sessions and groups the local id was upserted into, for delete.
-	sessions, groups []string
+	// links is nil until the local id joins a session or a grouping: most never do, and a
+	// million locals are copied as the slice grows and scanned by the garbage collector.
+	links *localLinks
+}
+
+// localLinks are the sessions and groupings a local id was upserted into, for delete.
+type localLinks struct{ sessions, groups []string }
+
+func (g *genC) linksOf(lid int) *localLinks {
+	if g.locals[lid].links == nil {
+		g.locals[lid].links = &localLinks{}
+	}
+	return g.locals[lid].links
 }
 
 func (g *genC) newLid() int {
@@ -165,7 +176,8 @@ func (g *genC) upsert(r *record) {
 		if s.finalized || first {
 			s.ts = r.ts
 		}
-		g.locals[r.lid].sessions = appendOnce(g.locals[r.lid].sessions, sid)
+		l := g.linksOf(r.lid)
+		l.sessions = appendOnce(l.sessions, sid)
 		entry = unit{kind: unitSession, key: sid, ts: s.ts}
 		r.unitPrefix, r.unitKey = "livestream:", sid
 	}
@@ -203,7 +215,8 @@ func (g *genC) upsert(r *record) {
 		}
 		gr.ts = partListTimestamp(gr.parts)
 		if !isLS {
-			g.locals[r.lid].groups = appendOnce(g.locals[r.lid].groups, gid)
+			l := g.linksOf(r.lid)
+			l.groups = appendOnce(l.groups, gid)
 		}
 		entry = unit{kind: unitGrouping, key: gid, ts: gr.ts}
 		r.unitPrefix, r.unitKey = "howto:", gid
@@ -347,7 +360,11 @@ func (g *genC) delete(id string) {
 			delete(g.cidMap, k)
 		}
 	}
-	for _, gid := range g.locals[lid].groups {
+	var links localLinks
+	if l := g.locals[lid].links; l != nil {
+		links = *l
+	}
+	for _, gid := range links.groups {
 		gr := g.groups[gid]
 		if gr == nil {
 			continue
@@ -376,8 +393,7 @@ func (g *genC) delete(id string) {
 			}
 		}
 	}
-	g.locals[lid].groups = nil
-	for _, sid := range g.locals[lid].sessions {
+	for _, sid := range links.sessions {
 		s := g.sessions[sid]
 		if s == nil {
 			continue
@@ -425,7 +441,7 @@ func (g *genC) delete(id string) {
 			}
 		}
 	}
-	g.locals[lid].sessions = nil
+	g.locals[lid].links = nil
 	if u := g.locals[lid].plain; u != nil {
 		g.list.Remove(u)
 		g.locals[lid].plain = nil

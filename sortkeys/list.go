@@ -126,8 +126,8 @@ func (nd *bnode) set(j int, a aggs) {
 	nd.ts[j], nd.ltsUndef[j], nd.ltsAll[j], nd.seq[j] = a.ts, a.ltsUndef, a.ltsAll, a.seq
 }
 
-// summary is the maxima over nd's entries and the number of units under nd.
-func (nd *bnode) summary() (aggs, int) {
+// keys are the maxima over nd's entries.
+func (nd *bnode) keys() aggs {
 	a := aggs{negInf, negInf, negInf, negInf}
 	for j := 0; j < nd.n; j++ {
 		a.ts = max(a.ts, nd.ts[j])
@@ -135,6 +135,12 @@ func (nd *bnode) summary() (aggs, int) {
 		a.ltsAll = max(a.ltsAll, nd.ltsAll[j])
 		a.seq = max(a.seq, nd.seq[j])
 	}
+	return a
+}
+
+// summary is the maxima over nd's entries and the number of units under nd.
+func (nd *bnode) summary() (aggs, int) {
+	a := nd.keys()
 	if nd.leaf {
 		return a, nd.n
 	}
@@ -298,7 +304,7 @@ func (t *btreeList) Remove(u *unit) {
 			p.closeAt(j)
 			nd.parent = nil
 		case keys:
-			a, _ := nd.summary()
+			a := nd.keys()
 			keys = a != p.get(j)
 			p.set(j, a)
 		}
@@ -326,17 +332,23 @@ func (t *btreeList) Index(u *unit) int {
 }
 
 // Refresh rewrites u's keys in its leaf and the maxima above it, stopping at the first level where
-// they come out unchanged: the levels above depend on u only through them.
+// they come out unchanged: the levels above depend on u only through them. A revision that keeps
+// its unit's keys, the common case, touches nothing.
 func (t *btreeList) Refresh(u *unit) {
 	nd := u.leaf
 	if nd == nil {
 		return
 	}
-	nd.set(unitSlot(u), unitAggs(u))
+	i := unitSlot(u)
+	a := unitAggs(u)
+	if a == nd.get(i) {
+		return
+	}
+	nd.set(i, a)
 	for nd.parent != nil {
 		p := nd.parent
 		j := p.slotOf(nd)
-		a, _ := nd.summary()
+		a := nd.keys()
 		if a == p.get(j) {
 			return
 		}
