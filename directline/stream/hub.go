@@ -105,6 +105,11 @@ type Hub struct {
 	// open counts upgraded, registered WebSocket streams.
 	open atomic.Int64
 
+	// The clock (clock.go): one goroutine for every stream's keep-alives, pings and expiry.
+	epoch     time.Time
+	tick      time.Duration
+	clockOnce sync.Once
+
 	connMu    sync.Mutex
 	conns     map[*wsConn]struct{} // every stream from ServeWS until released, for Shutdown
 	drained   chan struct{}        // closed once closing is set and conns is empty
@@ -141,6 +146,8 @@ func NewHub(h History, opts Options) *Hub {
 		log:     opts.Logger,
 		obs:     opts.Metrics,
 		seed:    maphash.MakeSeed(),
+		epoch:   time.Now(),
+		tick:    clockTick(opts),
 		conns:   map[*wsConn]struct{}{},
 		drained: make(chan struct{}),
 	}

@@ -62,16 +62,18 @@ type wsConn struct {
 	mu           sync.Mutex
 	writing      bool          // a writer goroutine is running
 	again        bool          // kick happened while writing: look again before exiting
-	keepAliveDue bool          // the keep-alive timer fired
-	pingDue      bool          // the ping timer fired
+	keepAliveDue bool          // the clock found a keep-alive due
+	pingDue      bool          // the clock found a ping due
 	sentData     bool          // an ActivitySet was written since the last keep-alive tick
 	closing      bool          // a close frame was sent: stop extending the read deadline
-	done         bool          // serve is finishing: start no writer, re-arm no timer
+	done         bool          // serve is finishing: start no writer, nothing is due any more
 	writerDone   chan struct{} // closed by the running writer when it exits after done
 	reason       string        // the Observer's disconnect reason, once the server closes
-	keepAlive    *time.Timer
-	ping         *time.Timer
-	expiry       *time.Timer
+	// When the next keep-alive and ping are due and the token expires, on the hub's clock;
+	// 0 = never.
+	keepAliveAt time.Duration
+	pingAt      time.Duration
+	expiresAt   time.Duration
 }
 
 // ServeWS upgrades r to a WebSocket and streams conversationID to it until either side closes:
@@ -114,17 +116,27 @@ func (h *Hub) ServeWS(w http.ResponseWriter, r *http.Request, conversationID str
 	h.obs.Connected(1)
 	h.log.Debug("stream: open", "conversation", conversationID, "watermark", watermark, "hasWatermark", hasWatermark)
 
+	expired := false
 	c.mu.Lock()
+	now := h.now()
 	if d := h.opts.KeepAlive; d > 0 {
-		c.keepAlive = time.AfterFunc(d, c.onKeepAlive)
+		c.keepAliveAt = now + d
 	}
 	if d := h.opts.PingInterval; d > 0 {
-		c.ping = time.AfterFunc(d, c.onPing)
+		c.pingAt = now + d
 	}
 	if !expires.IsZero() {
-		c.expiry = time.AfterFunc(time.Until(expires), func() { c.sub.end(ErrTokenExpired) })
+		if left := time.Until(expires); left > 0 {
+			c.expiresAt = now + left
+		} else {
+			expired = true
+		}
 	}
 	c.mu.Unlock()
+	if expired {
+		c.sub.end(ErrTokenExpired)
+	}
+	h.startClock()
 	c.kick()
 	go c.serve()
 }
@@ -214,30 +226,6 @@ func (c *wsConn) kick() {
 	}
 	c.writing = true
 	go c.write()
-}
-
-func (c *wsConn) onKeepAlive() {
-	c.mu.Lock()
-	if c.done {
-		c.mu.Unlock()
-		return
-	}
-	c.keepAliveDue = true
-	c.keepAlive.Reset(c.hub.opts.KeepAlive)
-	c.mu.Unlock()
-	c.kick()
-}
-
-func (c *wsConn) onPing() {
-	c.mu.Lock()
-	if c.done {
-		c.mu.Unlock()
-		return
-	}
-	c.pingDue = true
-	c.ping.Reset(c.hub.opts.PingInterval)
-	c.mu.Unlock()
-	c.kick()
 }
 
 // write is the writer goroutine: it writes whatever is due, then exits unless kicked meanwhile.
@@ -389,16 +377,11 @@ func (c *wsConn) abort() {
 	}
 }
 
-// finish stops the timers and waits for a running writer goroutine.
+// finish marks the stream done and waits for a running writer goroutine.
 func (c *wsConn) finish() {
 	c.cancel()
 	c.mu.Lock()
 	c.done = true
-	for _, t := range []*time.Timer{c.keepAlive, c.ping, c.expiry} {
-		if t != nil {
-			t.Stop()
-		}
-	}
 	var wait chan struct{}
 	if c.writing {
 		c.writerDone = make(chan struct{})

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"slices"
 	"strconv"
@@ -343,6 +344,68 @@ func TestPingPongKeepsConnection(t *testing.T) {
 	e.log.append("c", message("alive"), false)
 	if f := <-frames; len(f.Activities) != 1 || f.Activities[0]["text"] != "alive" {
 		t.Fatalf("got %+v", f)
+	}
+}
+
+// One hub clock serves every stream: each stream that answers pings gets its own pings and
+// keep-alives and stays open, while each silent one among them is dropped as a dead peer.
+func TestOneClockPingsEveryStreamAndDropsDeadPeers(t *testing.T) {
+	e := newEnv(t, Options{PingInterval: 40 * time.Millisecond, KeepAlive: 15 * time.Millisecond}, false)
+	type answering struct {
+		conv              string
+		pings, keepAlives atomic.Int32
+		frames            chan wireFrame
+	}
+	var live []*answering
+	for i, conv := range []string{"a", "b", "c", "d", "e"} {
+		ws := e.dial(q(conv), i+1)
+		if i%2 == 1 {
+			continue // never reads, so never answers a ping
+		}
+		a := &answering{conv: conv, frames: make(chan wireFrame, 1)}
+		live = append(live, a)
+		ws.SetPingHandler(func(data string) error {
+			a.pings.Add(1)
+			return ws.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(time.Second))
+		})
+		go func() {
+			for {
+				_, data, err := ws.ReadMessage()
+				if err != nil {
+					return
+				}
+				if len(data) == 0 {
+					a.keepAlives.Add(1)
+					continue
+				}
+				var f wireFrame
+				if err := json.Unmarshal(data, &f); err != nil {
+					t.Errorf("stream %s: %v", conv, err)
+				}
+				a.frames <- f
+			}
+		}()
+	}
+	waitFor(t, func() bool {
+		n := 0
+		for _, r := range e.obs.reasons() {
+			if r == "dead_peer" {
+				n++
+			}
+		}
+		return n == 2
+	}, "both silent streams dropped as dead peers")
+	for _, a := range live {
+		waitFor(t, func() bool { return a.pings.Load() >= 3 && a.keepAlives.Load() >= 3 }, "3 pings and 3 keep-alives on "+a.conv)
+	}
+	if n := e.hub.Connections(); n != len(live) {
+		t.Fatalf("connections %d, want the %d answering streams (disconnects %v)", n, len(live), e.obs.reasons())
+	}
+	for _, a := range live {
+		e.log.append(a.conv, message("alive"), false)
+		if f := <-a.frames; len(f.Activities) != 1 || f.Activities[0]["text"] != "alive" {
+			t.Fatalf("stream %s got %+v", a.conv, f)
+		}
 	}
 }
 
