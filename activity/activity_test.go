@@ -238,3 +238,20 @@ func TestEncodeDoesNotEscapeHTML(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAppendJSONString: the string writer of the encoder gives exactly encoding/json's bytes
+// (HTML escaping off) for any string, valid UTF-8 or not.
+func FuzzAppendJSONString(f *testing.F) {
+	for _, s := range []string{"", "plain", `quote " and \ backslash`, "<b>a & b</b>", "\b\f\n\r\t\x00\x1f\x7f", "\u2028\u2029 é 😀", "bad \xff\xfe utf-8 \xe2\x80"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, err := marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendJSONString([]byte("prefix"), s); string(got) != "prefix"+string(want) {
+			t.Fatalf("%q: got %s, want %s", s, got[len("prefix"):], want)
+		}
+	})
+}

@@ -118,10 +118,12 @@ func isNull(raw json.RawMessage) bool {
 // objectWriter writes a JSON object member by member; known members first, in schema order, then
 // unknown members sorted by name so the encoding is deterministic.
 type objectWriter struct {
-	buf   bytes.Buffer
-	n     int
-	err   error
+	buf bytes.Buffer
+	n   int
+	err error
 	known map[string]bool
+	// enc encodes values other than strings into buf (HTML escaping off); made on first use.
+	enc *json.Encoder
 }
 
 func newObjectWriter() *objectWriter {
@@ -135,8 +137,7 @@ func (w *objectWriter) key(name string) {
 		w.buf.WriteByte(',')
 	}
 	w.n++
-	k, _ := marshal(name)
-	w.buf.Write(k)
+	w.buf.Write(appendJSONString(w.buf.AvailableBuffer(), name))
 	w.buf.WriteByte(':')
 }
 
@@ -158,8 +159,7 @@ func (w *objectWriter) str(name, v string) {
 		return
 	}
 	w.key(name)
-	b, _ := marshal(v)
-	w.buf.Write(b)
+	w.buf.Write(appendJSONString(w.buf.AvailableBuffer(), v))
 }
 
 func (w *objectWriter) value(name string, v any) {
@@ -167,13 +167,17 @@ func (w *objectWriter) value(name string, v any) {
 	if w.err != nil {
 		return
 	}
-	b, err := marshal(v)
-	if err != nil {
+	if w.enc == nil {
+		w.enc = json.NewEncoder(&w.buf)
+		w.enc.SetEscapeHTML(false)
+	}
+	// The encoder writes nothing when it fails, and then the whole object fails.
+	w.key(name)
+	if err := w.enc.Encode(v); err != nil {
 		w.err = err
 		return
 	}
-	w.key(name)
-	w.buf.Write(b)
+	w.buf.Truncate(w.buf.Len() - 1) // the encoder's newline
 }
 
 func (w *objectWriter) raw(name string, v json.RawMessage) {
