@@ -156,7 +156,7 @@ func (g *genAB) prepare(r *record) {
 			}
 			if hasPartOf {
 				r.ab.partOf, r.ab.hasPartOf = partOf, true
-				r.unitPrefix, r.unitKey = "part:", partOf
+				r.unitPrefix, r.unitKey = unitPart, partOf
 			}
 		}
 	}

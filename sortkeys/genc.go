@@ -159,7 +159,7 @@ func (g *genC) upsert(r *record) {
 	if r.cid != "" {
 		g.cidMap[r.cid] = r.lid
 	}
-	r.unitPrefix, r.unitKey = "", ""
+	r.unitPrefix, r.unitKey = unitNone, ""
 	var gr *grouping
 	if isLS {
 		sid := ls.SessionID
@@ -179,7 +179,7 @@ func (g *genC) upsert(r *record) {
 		l := g.linksOf(r.lid)
 		l.sessions = appendOnce(l.sessions, sid)
 		entry = unit{kind: unitSession, key: sid, ts: s.ts}
-		r.unitPrefix, r.unitKey = "livestream:", sid
+		r.unitPrefix, r.unitKey = unitLivestream, sid
 	}
 	if gid, pos, ok := g.partGrouping(r); ok {
 		gr = g.groups[gid]
@@ -219,7 +219,7 @@ func (g *genC) upsert(r *record) {
 			l.groups = appendOnce(l.groups, gid)
 		}
 		entry = unit{kind: unitGrouping, key: gid, ts: gr.ts}
-		r.unitPrefix, r.unitKey = "howto:", gid
+		r.unitPrefix, r.unitKey = unitHowTo, gid
 	}
 
 	// An existing unit is in the main list; a new one is not yet.

@@ -19,37 +19,29 @@ type record struct {
 	// lid is the local id Web Chat keeps across revisions (gen-c) or a unique revision number.
 	lid int
 	// rev numbers revisions uniquely; the keys walk uses it as the revision's identity.
-	rev int
-	raw json.RawMessage
+	rev     int
+	arrival int
+	raw     json.RawMessage
 	// act is what the activity package's livestream and part-grouping readers look at. It lives
 	// in scratch storage that the next decode reuses, so it is valid only while the event that
 	// delivered the record is applied (or while the record is held); nil afterwards.
 	act *activity.Activity
+	// cd holds the channelData members the reducers read; like act it is scratch storage, dropped
+	// once the event that delivered the record has been applied.
+	cd *channelData
 	// typ is the type member (common values share one string); replyToID is replyToId.
 	typ, replyToID string
-	// idIsString and textKind say how id and text were sent (JavaScript typeof checks); hasText
-	// is a non-empty string text; hasAttachments a non-empty attachments array; hasTimestamp and
-	// tsDate are timestamp's presence and +new Date(timestamp).
-	idIsString     bool
-	textKind       uint8
-	hasText        bool
-	hasAttachments bool
-	hasTimestamp   bool
-	tsDate         float64
-	// entStart and entEnd locate the entities member as delivered in raw (entEnd 0: absent).
-	entStart, entEnd int32
-	// Necessary conditions, found while scanning, for the entity readers to find anything: an
-	// entity mentioning streaminfo, isPartOf or abstract (or holding an escape). They spare
-	// the readers' full decode of every entity of every activity.
-	mayStreamInfo, mayPartOf, mayAbstract bool
+	id, cid, role  string
 	// ls is the livestream metadata (activity.Livestream), read once; nil when the activity is
 	// not part of a livestream.
-	ls      *activity.Livestream
-	id      string
-	cid     string
-	role    string
-	pending bool
-	arrival int
+	ls *activity.Livestream
+	// ab is what the gen-a/gen-b reducer reads (nil in gen-c).
+	ab *abInfo
+	// unitKey with unitPrefix names the sorting unit (Item.Unit); they are joined only when the
+	// order is read.
+	unitKey string
+	// tsDate is +new Date(timestamp).
+	tsDate float64
 	// ts is the gen-c logical timestamp: a numeric webchat:sequence-id, else Date.parse of a
 	// string timestamp, else undefined.
 	ts jsNum
@@ -57,23 +49,29 @@ type record struct {
 	lts jsNum
 	// seq is the gen-a/gen-b webchat:sequence-id after Web Chat filled it in.
 	seq float64
-	// unitPrefix + unitKey names the sorting unit (Item.Unit); they are joined only when the
-	// order is read.
-	unitPrefix, unitKey string
-	// cd holds the channelData members the reducers read; like act it is scratch storage, dropped
-	// once the event that delivered the record has been applied.
-	cd *channelData
+	// entStart and entEnd locate the entities member as delivered in raw (entEnd 0: absent).
+	entStart, entEnd int32
+	// Interned id, clientActivityID and session id for the keys walk.
+	idSym, cidSym, sidSym int32
+	unitPrefix            unitPrefix
+	// idIsString and textKind say how id and text were sent (JavaScript typeof checks); hasText
+	// is a non-empty string text; hasAttachments a non-empty attachments array; hasTimestamp is
+	// timestamp's presence.
+	idIsString     bool
+	textKind       uint8
+	hasText        bool
+	hasAttachments bool
+	hasTimestamp   bool
+	// Necessary conditions, found while scanning, for the entity readers to find anything: an
+	// entity mentioning streaminfo, isPartOf or abstract (or holding an escape). They spare
+	// the readers' full decode of every entity of every activity.
+	mayStreamInfo, mayPartOf, mayAbstract bool
+	pending                               bool
 	// postBack and messageBackHidden are what the renderer reads from channelData.
 	postBack, messageBackHidden bool
-	// ab is what the gen-a/gen-b reducer reads (nil in gen-c).
-	ab *abInfo
-	// uiDone says sid and shown hold the rendering layer's view of this revision.
-	uiDone bool
-	sid    string
-	shown  bool
-	// Interned id, clientActivityID and session id for the keys walk.
-	symDone               bool
-	idSym, cidSym, sidSym int32
+	// uiDone says shown holds the rendering layer's view of this revision; symDone that the
+	// symbols do.
+	uiDone, shown, symDone bool
 	// ghost marks a revision deleted from the store but still in the UI list (gen-c).
 	ghost bool
 }
@@ -112,6 +110,18 @@ func (r *record) detach() {
 // release drops the scratch storage once the record's event has been applied.
 func (r *record) release() { r.act, r.cd = nil, nil }
 
+// unitPrefix is the kind part of Item.Unit.
+type unitPrefix uint8
+
+const (
+	unitNone unitPrefix = iota
+	unitLivestream
+	unitHowTo
+	unitPart
+)
+
+var unitPrefixes = [...]string{unitNone: "", unitLivestream: "livestream:", unitHowTo: "howto:", unitPart: "part:"}
+
 // textKind values: how text was sent.
 const (
 	textAbsent = iota
@@ -139,18 +149,18 @@ func (r *record) name() string {
 // ui returns the livestream session id (or "") and the visibility of this revision, computed once.
 func (r *record) ui() (sid string, shown bool) {
 	if !r.uiDone {
-		if r.ls != nil {
-			r.sid = r.ls.SessionID
-		}
 		r.shown = visible(r)
 		r.uiDone = true
 	}
-	return r.sid, r.shown
+	if r.ls != nil {
+		sid = r.ls.SessionID
+	}
+	return sid, r.shown
 }
 
 func (r *record) item() Item {
 	return Item{Name: r.name(), ID: r.id, ClientActivityID: r.cid, Pending: r.pending,
-		Activity: r.raw, Arrival: r.arrival, Unit: r.unitPrefix + r.unitKey}
+		Activity: r.raw, Arrival: r.arrival, Unit: unitPrefixes[r.unitPrefix] + r.unitKey}
 }
 
 // ErrNotObject is returned by Apply when an event's activity is not a JSON object.
