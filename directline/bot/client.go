@@ -274,16 +274,18 @@ func (c *Client) run(ctx context.Context, d *delivery, endpoint string, body []b
 	if c.opts.Observer != nil {
 		c.opts.Observer.Delivered(code, elapsed)
 	}
+	if err == nil && !background {
+		return // the common case: nothing to log, so no record to build
+	}
 	attrs := []any{
 		slog.String("endpoint", endpoint), slog.String("activityId", a.ID), slog.String("type", a.Type),
 		slog.String("code", code), slog.Duration("duration", elapsed), slog.Bool("background", background),
 	}
-	switch {
-	case err != nil:
+	if err != nil {
 		c.log.Warn("bot delivery failed", append(attrs, slog.String("error", err.Error()))...)
-	case background:
-		c.log.Info("bot answered after the ack timeout", attrs...)
+		return
 	}
+	c.log.Info("bot answered after the ack timeout", attrs...)
 }
 
 // post sends the request and classifies the result; code is the Observer's outcome code.

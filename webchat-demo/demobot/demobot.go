@@ -249,17 +249,35 @@ func (t *turn) say(ctx context.Context, text string) error {
 
 // newActivity addresses a reply the way botbuilder does: from = the inbound recipient,
 // recipient = the inbound from, conversation copied, replyToId = the inbound id.
+// The accounts are copied so that a reply's changes never reach the inbound activity; their
+// unknown members are shared, as nothing modifies them.
 func (t *turn) newActivity(typ string) *activity.Activity {
-	in := t.in.Clone()
+	in := t.in
 	return &activity.Activity{
 		Type:         typ,
 		ChannelID:    in.ChannelID,
 		ServiceURL:   in.ServiceURL,
-		From:         in.Recipient,
-		Recipient:    in.From,
-		Conversation: in.Conversation,
+		From:         cloneAccount(in.Recipient),
+		Recipient:    cloneAccount(in.From),
+		Conversation: cloneConversation(in.Conversation),
 		ReplyToID:    in.ID,
 	}
+}
+
+func cloneAccount(a *activity.ChannelAccount) *activity.ChannelAccount {
+	if a == nil {
+		return nil
+	}
+	c := *a
+	return &c
+}
+
+func cloneConversation(a *activity.ConversationAccount) *activity.ConversationAccount {
+	if a == nil {
+		return nil
+	}
+	c := *a
+	return &c
 }
 
 // send POSTs a to the Bot Connector API and returns the id the service gave it: ReplyToActivity
