@@ -189,7 +189,7 @@ func New(o Options) (*Server, error) {
 	}
 	public.RawQuery, public.Fragment = "", ""
 	s := &Server{
-		store:      o.Store,
+		store:      &convCache{Store: o.Store},
 		hub:        o.Hub,
 		bot:        o.Bot,
 		botID:      o.BotID,
