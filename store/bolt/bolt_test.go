@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/directline-go/directline/activity"
 	"github.com/directline-go/directline/store"
 	"github.com/directline-go/directline/store/storetest"
@@ -240,4 +242,53 @@ func TestOpenLockedFileSaysSo(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "locked by another process") {
 		t.Fatalf("second Open: %v", err)
 	}
+}
+
+// TestLongClientActivityIDs: clientActivityIDs of any length are deduplicated before and after
+// their entries move to the index, and a long one does not make the conversation's head (which
+// every append rewrites) long.
+func TestLongClientActivityIDs(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "cids.db"), Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if _, _, err := s.CreateConversation(ctx, store.Conversation{ID: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	cids := []string{"short", strings.Repeat("m", maxHeadClientID), strings.Repeat("l", maxHeadClientID+1), strings.Repeat("x", 5000)}
+	for _, cid := range cids {
+		if _, err := s.Append(ctx, "c", message(cid[:1], cid)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	headSize := func() int {
+		var n int
+		if err := s.db.View(func(tx *bolt.Tx) error {
+			n = len(tx.Bucket(bucketHeads).Get([]byte("c")))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := headSize(); n > 24+4*(9+2)+len("short")+maxHeadClientID {
+		t.Errorf("head is %d bytes with a %d-byte clientActivityID", n, len(cids[3]))
+	}
+	resend := func(when string) {
+		for i, cid := range cids {
+			r, err := s.Append(ctx, "c", message("again", cid))
+			if err != nil || !r.Duplicate || r.Seq != uint64(i+1) {
+				t.Errorf("%s: resend of the %d-byte clientActivityID: seq %d duplicate %v, %v; want seq %d", when, len(cid), r.Seq, r.Duplicate, err, i+1)
+			}
+		}
+	}
+	resend("in the head")
+	for i := range indexChunk {
+		if _, err := s.Append(ctx, "c", message("more", fmt.Sprintf("more-%d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resend("in the index")
 }

@@ -28,7 +28,8 @@ import (
 //	index/                        convKey + 8-byte big-endian chunk number n → the log positions of
 //	                              seqs n*indexChunk+1 ... (n+1)*indexChunk, 8 bytes each
 //	clientids/                    convKey + clientActivityID → 8-byte big-endian seq, for the
-//	                              entries in index (the newer ones are in the head)
+//	                              entries in index and for clientActivityIDs longer than
+//	                              maxHeadClientID (the other newer ones are in the head)
 //	conversations/                one sub-bucket per conversation id:
 //	  <conversation id>/
 //	    meta                      key: the conversation's metadata as JSON (store.Conversation;
@@ -62,6 +63,9 @@ const formatVersion = "2"
 // head stays a few hundred bytes, and the index and clientids pages are written once per chunk.
 const indexChunk = 32
 
+// maxHeadClientID is the longest clientActivityID kept in a head (Web Chat's are 36 bytes or so).
+const maxHeadClientID = 128
+
 // head is a conversation's sequence state and newest entries.
 //
 //	[0:8]    big-endian last seq
@@ -69,7 +73,7 @@ const indexChunk = 32
 //	         exceed (DESIGN invariant 2)
 //	[16:24]  big-endian base: seqs 1..base are in the index (a multiple of indexChunk)
 //	then, for seqs base+1..last: 8-byte big-endian log position, uvarint length and bytes of the
-//	entry's clientActivityID (length 0: none)
+//	entry's clientActivityID (length 0: none, or longer than maxHeadClientID and in clientids)
 type head struct {
 	seq    uint64
 	tsMs   int64

@@ -133,13 +133,20 @@ func (c *convLog) has(seq uint64) bool { return seq != 0 && seq <= c.head.seq }
 
 // add stores record v at log position pos as the conversation's next entry, with
 // clientActivityID cid (nil: none), and returns its seq. When the head holds indexChunk entries
-// they move to the index and clientids buckets.
+// they move to the index and clientids buckets. A clientActivityID longer than maxHeadClientID
+// goes to clientids at once, so that every append's rewrite of the head stays small.
 func (c *convLog) add(pos uint64, v, cid []byte) (uint64, error) {
 	if err := c.log.Put(posKey(pos), v); err != nil {
 		return 0, err
 	}
 	h := &c.head
 	h.seq++
+	if len(cid) > maxHeadClientID {
+		if err := c.clientIDs.Put(clientIDKey(c.key, cid), seqKey(h.seq)); err != nil {
+			return 0, err
+		}
+		cid = nil
+	}
 	h.recent = append(h.recent, recentEntry{pos: pos, cid: cid})
 	if len(h.recent) < indexChunk {
 		return h.seq, nil
