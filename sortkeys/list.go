@@ -333,28 +333,52 @@ func (t *btreeList) Index(u *unit) int {
 
 // Refresh rewrites u's keys in its leaf and the maxima above it, stopping at the first level where
 // they come out unchanged: the levels above depend on u only through them. A revision that keeps
-// its unit's keys, the common case, touches nothing.
+// its unit's keys, the common case, touches nothing, and a node is rescanned only when one of its
+// maxima may have dropped.
 func (t *btreeList) Refresh(u *unit) {
 	nd := u.leaf
 	if nd == nil {
 		return
 	}
 	i := unitSlot(u)
-	a := unitAggs(u)
-	if a == nd.get(i) {
+	was, now := nd.get(i), unitAggs(u)
+	if was == now {
 		return
 	}
-	nd.set(i, a)
+	nd.set(i, now)
 	for nd.parent != nil {
 		p := nd.parent
 		j := p.slotOf(nd)
-		a := nd.keys()
-		if a == p.get(j) {
+		m := p.get(j)
+		next, ok := lift(m, was, now)
+		if !ok {
+			next = nd.keys()
+		}
+		if next == m {
 			return
 		}
-		p.set(j, a)
-		nd = p
+		p.set(j, next)
+		was, now, nd = m, next, p
 	}
+}
+
+// lift is the new maximum of a set whose maximum was m, after one member changed from was to
+// now; ok is false when a maximum may have dropped, which only a scan can tell.
+func lift(m, was, now aggs) (aggs, bool) {
+	ok := true
+	f := func(m, was, now float64) float64 {
+		switch {
+		case now >= m:
+			return now
+		case was < m:
+			return m
+		}
+		ok = false
+		return m
+	}
+	out := aggs{f(m.ts, was.ts, now.ts), f(m.ltsUndef, was.ltsUndef, now.ltsUndef),
+		f(m.ltsAll, was.ltsAll, now.ltsAll), f(m.seq, was.seq, now.seq)}
+	return out, ok
 }
 
 // Reposition leaves u where it is when it would be reinserted at the same index, which is the

@@ -189,21 +189,31 @@ func trailing(d []byte, i int) error {
 	return nil
 }
 
-// common holds strings that most activities share, so that reading them allocates nothing.
-var common = map[string]string{}
-
-func init() {
-	for _, s := range []string{"message", "typing", "event", "invoke", "conversationUpdate",
-		"endOfConversation", "trace", "user", "bot", "channel"} {
-		common[s] = s
-	}
-}
-
-// internedOf is stringOf for values that are usually one of the common strings.
+// internedOf is stringOf for values that are usually one of the strings most activities share
+// (types and roles): those are read without allocating, through a switch rather than a map.
 func internedOf(v []byte) (string, bool) {
 	if len(v) >= 2 && v[0] == '"' {
-		if s, ok := common[string(v[1:len(v)-1])]; ok {
-			return s, true
+		switch string(v[1 : len(v)-1]) {
+		case "message":
+			return "message", true
+		case "typing":
+			return "typing", true
+		case "event":
+			return "event", true
+		case "invoke":
+			return "invoke", true
+		case "conversationUpdate":
+			return "conversationUpdate", true
+		case "endOfConversation":
+			return "endOfConversation", true
+		case "trace":
+			return "trace", true
+		case "user":
+			return "user", true
+		case "bot":
+			return "bot", true
+		case "channel":
+			return "channel", true
 		}
 	}
 	return stringOf(v)
