@@ -593,3 +593,16 @@ func skipValue(t []byte, i int) int {
 	}
 	return i
 }
+
+// ScanMembers calls f with each member of the JSON object t, in order: the key (unescaped as
+// encoding/json unescapes it when it holds an escape; f must not keep it) and the raw value,
+// without surrounding spaces. It checks the object's structure (brackets, quotes, ':' and ',')
+// but not the literals inside: it is false for what is not an object, and on input json.Valid
+// accepts it hands out the members encoding/json decodes. It lets other packages read a few
+// members without decoding the rest.
+func ScanMembers(t []byte, f func(key, val []byte)) bool { return scanMembers(t, f) }
+
+// StringValue decodes raw (spaces around it allowed) as encoding/json decodes a JSON string into
+// a Go string; ok is false for any other value. Strings without escapes are read without
+// encoding/json.
+func StringValue(raw json.RawMessage) (string, bool) { return stringValue(raw) }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/directline-go/directline/activity"
 )
@@ -46,8 +47,8 @@ const maxSafeInteger = 1<<53 - 1
 
 // parseAct reads one activity. ok is false when raw is not a JSON object.
 func parseAct(raw json.RawMessage, userID string) (*act, bool) {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil || m == nil {
+	m, ok := members(raw)
+	if !ok {
 		return nil, false
 	}
 	for k, v := range m {
@@ -67,7 +68,7 @@ func parseAct(raw json.RawMessage, userID string) (*act, bool) {
 		a.localTS, _ = str(raw)
 		a.localTSPresent = true
 	}
-	_ = json.Unmarshal(m["channelData"], &a.cd)
+	a.cd, _ = members(m["channelData"])
 	_ = json.Unmarshal(m["entities"], &a.entities)
 	a.clientID, _ = str(a.cd[activity.KeyClientActivityID])
 	if raw, ok := a.cd[activity.KeySequenceID]; ok && !isNull(raw) {
@@ -123,8 +124,8 @@ func plainShape(m map[string]json.RawMessage) bool {
 		if !ok {
 			continue
 		}
-		var acc map[string]json.RawMessage
-		if json.Unmarshal(v, &acc) != nil || acc == nil {
+		acc, ok := members(v)
+		if !ok {
 			return false
 		}
 		for _, f := range []string{"id", "name", "role"} {
@@ -144,8 +145,8 @@ func startsWith(raw json.RawMessage, c byte) bool {
 // inferRole applies Web Chat's role inference (observeActivitySaga.ts): no from → channel; no
 // role → user when from.id is the user id, bot when it is set, channel otherwise.
 func inferRole(raw json.RawMessage, userID string) string {
-	var from map[string]json.RawMessage
-	if json.Unmarshal(raw, &from) != nil || from == nil {
+	from, ok := members(raw)
+	if !ok {
 		return "channel"
 	}
 	if role, ok := str(from["role"]); ok && role != "" {
@@ -238,16 +239,27 @@ func (a *act) partOf() string {
 	return buf.String()
 }
 
-func str(raw json.RawMessage) (string, bool) {
+func str(raw json.RawMessage) (string, bool) { return activity.StringValue(raw) }
+
+// members reads the JSON object raw as json.Unmarshal into a map[string]json.RawMessage does: ok
+// is false where that fails or leaves the map nil (null), and the values are the same bytes, here
+// slices of raw rather than copies. After json.Valid, the member scan sees what encoding/json
+// sees; keys are unescaped, and keys with invalid UTF-8 read with its replacement characters, as
+// encoding/json reads them.
+func members(raw json.RawMessage) (map[string]json.RawMessage, bool) {
 	t := bytes.TrimSpace(raw)
-	if len(t) == 0 || t[0] != '"' {
-		return "", false
+	if len(t) == 0 || t[0] != '{' || !json.Valid(t) {
+		return nil, false
 	}
-	var s string
-	if json.Unmarshal(t, &s) != nil {
-		return "", false
-	}
-	return s, true
+	m := map[string]json.RawMessage{}
+	activity.ScanMembers(t, func(k, v []byte) {
+		key := string(k)
+		if !utf8.Valid(k) {
+			_ = json.Unmarshal(append(append([]byte{'"'}, k...), '"'), &key)
+		}
+		m[key] = v
+	})
+	return m, true
 }
 
 func number(raw json.RawMessage) (float64, bool) {
