@@ -118,9 +118,9 @@ func isNull(raw json.RawMessage) bool {
 // objectWriter writes a JSON object member by member; known members first, in schema order, then
 // unknown members sorted by name so the encoding is deterministic.
 type objectWriter struct {
-	buf bytes.Buffer
-	n   int
-	err error
+	buf   bytes.Buffer
+	n     int
+	err   error
 	known map[string]bool
 	// enc encodes values other than strings into buf (HTML escaping off); made on first use.
 	enc *json.Encoder
@@ -137,7 +137,7 @@ func (w *objectWriter) key(name string) {
 		w.buf.WriteByte(',')
 	}
 	w.n++
-	w.buf.Write(appendJSONString(w.buf.AvailableBuffer(), name))
+	w.writeString(name)
 	w.buf.WriteByte(':')
 }
 
@@ -159,7 +159,14 @@ func (w *objectWriter) str(name, v string) {
 		return
 	}
 	w.key(name)
-	w.buf.Write(appendJSONString(w.buf.AvailableBuffer(), v))
+	w.writeString(v)
+}
+
+// writeString writes s as a JSON string, appending in place: the room for s and its quotes is
+// made first, so only escapes can make the append allocate.
+func (w *objectWriter) writeString(s string) {
+	w.buf.Grow(len(s) + 2)
+	w.buf.Write(appendJSONString(w.buf.AvailableBuffer(), s))
 }
 
 func (w *objectWriter) value(name string, v any) {
