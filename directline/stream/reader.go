@@ -13,8 +13,8 @@ import (
 
 // The server reads client frames itself (RFC 6455 §5.2) straight from the socket instead of
 // through gorilla's reader: a stream's client sends only keep-alives, pongs and a close, and a
-// reader that parks on the socket with a shallow call stack and no buffer keeps an idle stream's
-// goroutine at the smallest stack size. Writes still go through gorilla.
+// reader that waits on the socket with a shallow call stack and a 125-byte buffer keeps an idle
+// stream's goroutine at the smallest stack size. Writes still go through gorilla.
 
 // Opcodes (RFC 6455 §5.2).
 const (
@@ -38,7 +38,7 @@ var errTooBig = errors.New("client message too big")
 // frameReader reads the frames of one client.
 type frameReader struct {
 	conn io.Reader
-	// buf holds a frame header (at most 14 bytes) or a control frame's payload.
+	// buf holds a part of a frame header, a control frame's payload or data being discarded.
 	buf [maxControlPayload]byte
 	// inMessage is set between the first and the final frame of a fragmented message.
 	inMessage bool
