@@ -191,8 +191,8 @@ func (m *Metrics) Pending() { m.pending.Inc() }
 
 // ObserveRequest implements directline.Metrics: a request to route (a route pattern such as
 // /v3/directline/conversations/:id/activities; "" when none matched) answered status after d.
-// Upgraded requests (101, WebSocket streams) are counted but their duration, the stream's
-// lifetime, is not observed.
+// Upgraded requests (101, WebSocket streams) are counted but their duration, the handshake's
+// alone, is not observed.
 func (m *Metrics) ObserveRequest(route, method string, status int, d time.Duration) {
 	if route == "" {
 		route = RouteUnmatched
