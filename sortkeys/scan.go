@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math/bits"
+	"unicode/utf8"
 )
 
 // A small JSON scanner: replaying a million activities must not pay for a full decode of each.
@@ -234,17 +235,22 @@ func stringOf(v []byte) (string, bool) {
 	return s, true
 }
 
-// plainInner returns the inside of the JSON string v when it decodes to its own bytes (no escape
-// and no control character); ok is false otherwise, and for any other value.
+// plainInner returns the inside of the JSON string v when it decodes to its own bytes (no escape,
+// no control character and valid UTF-8: encoding/json, like a browser decoding the bytes, reads
+// invalid UTF-8 as replacement characters); ok is false otherwise, and for any other value.
 func plainInner(v []byte) ([]byte, bool) {
 	if len(v) < 2 || v[0] != '"' {
 		return nil, false
 	}
 	inner := v[1 : len(v)-1]
+	ascii := true
 	for _, c := range inner {
 		if c == '\\' || c < 0x20 {
 			return nil, false
 		}
+		if c >= utf8.RuneSelf {
+			ascii = false
+		}
 	}
-	return inner, true
+	return inner, ascii || utf8.Valid(inner)
 }
