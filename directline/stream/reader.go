@@ -166,11 +166,11 @@ func validCloseCode(code int) bool {
 }
 
 // read reads and discards client frames until the connection ends, answering pings and a close,
-// and says why it ended: "client" (the client closed), "dead_peer" (the close reply did not come
-// in time) or "network" (the connection failed or broke the protocol). Frames are handled in
-// another function and nothing on the way sets a deadline or takes a lock, so the goroutine, which
-// spends its life waiting here, stays at the smallest stack size. Silent clients are dropped by
-// the hub's clock (clock.go).
+// and says why it ended: "client" (the client closed or hung up), "dead_peer" (the reply to the
+// server's close did not come in time) or "network" (the connection failed or broke the
+// protocol). Frames are handled in another function and nothing on the way sets a deadline or
+// takes a lock, so the goroutine, which spends its life waiting here, stays at the smallest stack
+// size. Silent clients are dropped by the hub's clock (clock.go).
 func (c *wsConn) read() string {
 	r := &frameReader{conn: c.ws.NetConn()}
 	for {
@@ -225,7 +225,8 @@ func (c *wsConn) reply(op int, payload []byte) {
 func (c *wsConn) readFailed(err error) string {
 	var ne net.Error
 	switch {
-	case errors.Is(err, errClientClosed):
+	case errors.Is(err, errClientClosed), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		// A client that hangs up without a close frame left all the same.
 		return "client"
 	case errors.Is(err, errProtocol):
 		c.reply(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseProtocolError, ""))

@@ -151,6 +151,31 @@ func TestClientFramesRFC6455(t *testing.T) {
 	}
 }
 
+// A client that hangs up without a close frame, between frames or inside one, is counted as
+// having left ("client"), not as a network failure.
+func TestClientHangUpCountsAsClientLeaving(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		partial []byte
+	}{
+		{"between frames", nil},
+		{"inside a frame", clientFrame(fin|opText, []byte("cut short"), false)[:5]},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, Options{}, false)
+			ws := e.dial(q("c"), 1)
+			if _, err := ws.NetConn().Write(tc.partial); err != nil {
+				t.Fatal(err)
+			}
+			ws.NetConn().Close()
+			e.waitConnections(0)
+			if r := e.obs.reasons(); !slices.Equal(r, []string{"client"}) {
+				t.Fatalf("disconnect reasons %v, want client", r)
+			}
+		})
+	}
+}
+
 // The frame reader never panics, never reads a message past maxClientFrame and hands out
 // control payloads of at most 125 bytes, whatever the bytes.
 func FuzzFrameReader(f *testing.F) {
