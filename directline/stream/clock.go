@@ -2,8 +2,8 @@ package stream
 
 import "time"
 
-// The hub's clock drives the keep-alives, pings, dead-peer checks and token expiry of every
-// stream from one goroutine, so an idle stream holds no timer of its own. It ticks every clockTick and looks at
+// The hub's clock drives the keep-alives, pings and token expiry of every stream from one
+// goroutine, so an idle stream holds no timer of its own. It ticks every clockTick and looks at
 // each stream's deadlines; those are spread by when each stream opened, so a tick wakes only the
 // writers that are due.
 
@@ -33,17 +33,13 @@ func (h *Hub) startClock() {
 func (h *Hub) runClock() {
 	t := time.NewTicker(h.tick)
 	defer t.Stop()
-	var due, expired, silent []*wsConn
+	var due, expired []*wsConn
 	for range t.C {
 		if h.closing.Load() {
 			return
 		}
-		due, expired, silent = h.collectDue(h.now(), due[:0], expired[:0], silent[:0])
-		// Outside connMu: ending a subscription, starting writers and closing sockets take
-		// other locks.
-		for _, c := range silent {
-			c.ws.NetConn().Close()
-		}
+		due, expired = h.collectDue(h.now(), due[:0], expired[:0])
+		// Outside connMu: ending a subscription and starting writers take other locks.
 		for _, c := range expired {
 			c.sub.end(ErrTokenExpired)
 		}
@@ -52,14 +48,12 @@ func (h *Hub) runClock() {
 		}
 		clear(due)
 		clear(expired)
-		clear(silent)
 	}
 }
 
 // collectDue appends the streams with a keep-alive or ping due at now to due (marking what is
-// due on each), those whose token expired to expired, and those whose client sent nothing (no
-// pong, no frame) for two ping intervals to silent, marking them as dropped for that reason.
-func (h *Hub) collectDue(now time.Duration, due, expired, silent []*wsConn) ([]*wsConn, []*wsConn, []*wsConn) {
+// due on each) and those whose token expired to expired.
+func (h *Hub) collectDue(now time.Duration, due, expired []*wsConn) ([]*wsConn, []*wsConn) {
 	h.connMu.Lock()
 	defer h.connMu.Unlock()
 	for c := range h.conns {
@@ -73,11 +67,6 @@ func (h *Hub) collectDue(now time.Duration, due, expired, silent []*wsConn) ([]*
 				c.pingDue = true
 				c.pingAt = now + h.opts.PingInterval
 			}
-			// A stream the server is closing already (reason set) has its own deadline.
-			if c.pingAt != 0 && c.reason == "" && now-time.Duration(c.heard.Load()) > 2*h.opts.PingInterval {
-				c.reason = "dead_peer"
-				silent = append(silent, c)
-			}
 			if c.keepAliveDue || c.pingDue {
 				due = append(due, c)
 			}
@@ -88,5 +77,5 @@ func (h *Hub) collectDue(now time.Duration, due, expired, silent []*wsConn) ([]*
 		}
 		c.mu.Unlock()
 	}
-	return due, expired, silent
+	return due, expired
 }

@@ -52,11 +52,10 @@
 // # Delivery
 //
 // Hub.OnCommit is the store's commit hook. It never blocks: it appends to each subscriber's bounded
-// queue and returns. An idle WebSocket costs one goroutine at the smallest stack size, which reads
-// client frames straight from the socket (reader.go; started by ServeWS, which returns so the
-// HTTP request's goroutine and state go), no write buffer (a pooled one is taken per frame) and
-// no timer: one clock goroutine per hub finds the keep-alives, pings, silent peers and token
-// expiries that are due (up to a second late). It has no writer goroutine while idle: one is
-// started when entries, a keep-alive or a ping are due, and it exits when it has written
-// everything. Lock order: see LOCKS.md.
+// queue and returns. An idle WebSocket costs one goroutine, which reads the connection (started
+// by ServeWS, which returns so the HTTP request's goroutine and state go), a 256-byte read buffer,
+// no write buffer (a pooled one is taken per frame) and no timer: one clock goroutine per hub
+// finds the keep-alives, pings and token expiries that are due (up to a second late). It has no
+// writer goroutine while idle: one is started when entries, a keep-alive or a ping are due, and it
+// exits when it has written everything. Lock order: see LOCKS.md.
 package stream

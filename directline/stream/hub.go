@@ -51,7 +51,7 @@ type Options struct {
 	// WriteTimeout bounds the write of one frame. Default 10 s.
 	WriteTimeout time.Duration
 	// PingInterval is how often the server pings; a peer that sends nothing (no pong, no frame)
-	// for twice this long is dropped. Default 30 s; negative turns pings and that check off.
+	// for twice this long is dropped. Default 30 s; negative turns pings and the read deadline off.
 	PingInterval time.Duration
 	// KeepAlive is how often an empty text frame is sent on a stream that sent no ActivitySet in
 	// the interval. Default 20 s; negative turns keep-alives off.
@@ -80,6 +80,9 @@ const (
 	historyPage = maxFrameActivities
 
 	shardCount = 64
+
+	// readBufferSize holds a client frame header and the largest control frame (125 bytes).
+	readBufferSize = 256
 )
 
 // Hub fans committed entries out to the subscribers of each conversation.
@@ -156,12 +159,11 @@ func NewHub(h History, opts Options) *Hub {
 	}
 	hub.ctx, hub.cancel = context.WithCancel(context.Background())
 	hub.upgrader = websocket.Upgrader{
-		// An idle stream should hold no buffer it does not need. gorilla's reader is never
-		// used (client frames are read by reader.go), but gorilla allocates one anyway, of at
-		// least 125 bytes: ask for the least. The write buffer is taken from the pool for each
-		// frame. Not reusing the HTTP server's buffers also lets the server's per-connection
-		// state go once ServeWS returns.
-		ReadBufferSize:   1,
+		// An idle stream should hold no buffer it does not need: clients send only tiny
+		// frames, so a small read buffer will do (it must hold a control frame), and the write
+		// buffer is taken from the pool for each frame. Not reusing the HTTP server's buffers
+		// also lets the server's per-connection state go once ServeWS returns.
+		ReadBufferSize:   readBufferSize,
 		WriteBufferPool:  &sync.Pool{},
 		CheckOrigin:      opts.CheckOrigin,
 		HandshakeTimeout: opts.WriteTimeout,

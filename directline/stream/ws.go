@@ -3,11 +3,12 @@ package stream
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -58,16 +59,13 @@ type wsConn struct {
 	// cancel ends history reads of this stream.
 	cancel context.CancelFunc
 
-	// heard is when the client last sent a frame, on the hub's clock, which drops the stream
-	// when it stays silent for two ping intervals.
-	heard atomic.Int64
-
 	mu           sync.Mutex
 	writing      bool          // a writer goroutine is running
 	again        bool          // kick happened while writing: look again before exiting
 	keepAliveDue bool          // the clock found a keep-alive due
 	pingDue      bool          // the clock found a ping due
 	sentData     bool          // an ActivitySet was written since the last keep-alive tick
+	closing      bool          // a close frame was sent: stop extending the read deadline
 	done         bool          // serve is finishing: start no writer, nothing is due any more
 	writerDone   chan struct{} // closed by the running writer when it exits after done
 	reason       string        // the Observer's disconnect reason, once the server closes
@@ -103,7 +101,6 @@ func (h *Hub) ServeWS(w http.ResponseWriter, r *http.Request, conversationID str
 		h.removeConn(c)
 		return
 	}
-	c.heard.Store(int64(h.now()))
 	c.mu.Lock()
 	c.ws = ws
 	c.mu.Unlock()
@@ -172,8 +169,49 @@ func (h *Hub) removeConn(c *wsConn) {
 	h.connMu.Unlock()
 }
 
-// heardFrom records that the client sent a frame.
-func (c *wsConn) heardFrom() { c.heard.Store(int64(c.hub.now())) }
+// read discards client frames until the connection fails, and says why it ended.
+func (c *wsConn) read() string {
+	ws := c.ws
+	ws.SetReadLimit(maxClientFrame)
+	c.extendRead()
+	ws.SetPongHandler(func(string) error {
+		c.extendRead()
+		return nil
+	})
+	for {
+		_, r, err := ws.NextReader()
+		if err != nil {
+			var ce *websocket.CloseError
+			var ne net.Error
+			switch {
+			case errors.As(err, &ce):
+				return "client"
+			case errors.As(err, &ne) && ne.Timeout():
+				return "dead_peer"
+			default:
+				return "network"
+			}
+		}
+		if _, err := io.Copy(io.Discard, r); err != nil {
+			continue
+		}
+		c.extendRead()
+	}
+}
+
+// extendRead moves the read deadline to two ping intervals from now, unless the server has sent
+// its close frame and is only waiting briefly for the reply.
+func (c *wsConn) extendRead() {
+	d := c.hub.opts.PingInterval
+	if d <= 0 {
+		return
+	}
+	c.mu.Lock()
+	if !c.closing {
+		c.ws.SetReadDeadline(time.Now().Add(2 * d))
+	}
+	c.mu.Unlock()
+}
 
 // kick makes sure a writer goroutine runs; it never blocks.
 func (c *wsConn) kick() {
@@ -314,13 +352,14 @@ func (c *wsConn) close(err error) {
 	}
 	c.mu.Lock()
 	c.reason = reason
+	c.closing = true
 	c.mu.Unlock()
 	msg := websocket.FormatCloseMessage(code, text)
 	if werr := c.ws.WriteControl(websocket.CloseMessage, msg, time.Now().Add(min(c.hub.opts.WriteTimeout, closeGrace))); werr != nil {
 		c.ws.NetConn().Close()
 		return
 	}
-	c.ws.NetConn().SetReadDeadline(time.Now().Add(closeGrace))
+	c.ws.SetReadDeadline(time.Now().Add(closeGrace))
 }
 
 // fail drops the connection after a failed write; the reader then ends.
