@@ -94,24 +94,28 @@ func (h *Hub) ServeWS(w http.ResponseWriter, r *http.Request, conversationID str
 	h.conns[c] = struct{}{}
 	h.connMu.Unlock()
 
-	ws, err := h.upgrader.Upgrade(w, r, nil)
-	if err != nil {
-		// Upgrade has answered the request with an error status.
-		h.log.Debug("stream: upgrade failed", "conversation", conversationID, "err", err)
-		h.removeConn(c)
-		return
-	}
-	c.mu.Lock()
-	c.ws = ws
-	c.mu.Unlock()
 	c.ctx, c.cancel = context.WithCancel(h.ctx)
-
+	// Subscribe before the handshake completes: a client that has seen the 101 must get every
+	// entry committed after it, typing included, which history would not bring back. Until the
+	// socket is set, kick only leaves the entries queued.
 	// The id may point into the request's path; a copy lets the request go.
 	c.sub = newSubscription(h, strings.Clone(conversationID), watermark, hasWatermark)
 	c.sub.wake = c.kick
 	if err := h.register(c.sub); err != nil {
 		c.sub.err = err
 	}
+	ws, err := h.upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		// Upgrade has answered the request with an error status.
+		h.log.Debug("stream: upgrade failed", "conversation", conversationID, "err", err)
+		c.sub.Close()
+		c.cancel()
+		h.removeConn(c)
+		return
+	}
+	c.mu.Lock()
+	c.ws = ws
+	c.mu.Unlock()
 	h.open.Add(1)
 	h.obs.Connected(1)
 	h.log.Debug("stream: open", "conversation", conversationID, "watermark", watermark, "hasWatermark", hasWatermark)
@@ -217,7 +221,7 @@ func (c *wsConn) extendRead() {
 func (c *wsConn) kick() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.done {
+	if c.done || c.ws == nil {
 		return
 	}
 	if c.writing {

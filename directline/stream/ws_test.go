@@ -533,3 +533,20 @@ func TestPlainRequestRejected(t *testing.T) {
 		t.Fatalf("subscribers %d", n)
 	}
 }
+
+// A client that has seen the handshake's 101 gets every entry committed after it, typing
+// included: Web Chat posts as soon as it is connected, and a typing that history does not keep
+// would otherwise fall between the handshake and the subscription. Many rounds, because before
+// the subscription came first the gap was a race.
+func TestEntriesCommittedRightAfterHandshakeDelivered(t *testing.T) {
+	e := newEnv(t, Options{}, false)
+	for i := range 40 {
+		conv := "c" + strconv.Itoa(i)
+		ws := e.dialRaw(q(conv), nil)
+		typingSeq := e.log.append(conv, typing(), true).Seq
+		if got := readSeqs(t, ws, typingSeq); !slices.Equal(got, []uint64{typingSeq}) {
+			t.Fatalf("round %d: seqs %v, want the typing committed after the handshake (%d)", i, got, typingSeq)
+		}
+		ws.Close()
+	}
+}
