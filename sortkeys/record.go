@@ -136,6 +136,7 @@ type channelData struct {
 	seqID, cid, streamID, streamSequence json.RawMessage
 	entityPosition, entityPartOf         json.RawMessage
 	postBack, messageBack                json.RawMessage
+	streamTypeRaw                        json.RawMessage
 	streamType                           bool
 }
 
@@ -177,7 +178,7 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 	if len(t) == 0 || t[0] != '{' {
 		return nil, ErrNotObject
 	}
-	// t and every value handed out below are slices of raw: the difference of capacities is the
+	// t and every value read below are slices of raw: the difference of capacities is the
 	// offset into raw.
 	base := cap(raw)
 	r := mem.records.alloc()
@@ -189,91 +190,85 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 	*a = activity.Activity{Entities: a.Entities[:0]}
 	r.act = a
 	tsString := false
-	var bad error
 	var fromID, text []byte
 	var fromRole string
 	hasFrom := false
-	err := eachMember(t, func(key []byte, v []byte) {
-		if len(v) == 4 && string(v) == "null" { // the scanner hands out values without spaces
-			return
-		}
-		switch string(key) {
-		case "type":
-			r.typ, _ = internedOf(v)
-		case "id":
-			r.id, r.idIsString = stringOf(v)
-		case "text":
-			text = v
-			r.textKind = textOther
-			if inner, ok := plainInner(v); ok {
-				r.textKind, r.hasText = textString, len(inner) > 0
-			} else if s, ok := stringOf(v); ok {
-				r.textKind, r.hasText = textString, s != ""
-			}
-		case "timestamp":
-			r.hasTimestamp, r.tsDate = true, jsDateValue(v)
-			if v[0] == '"' {
-				tsString = true
-			}
-		case "localTimestamp":
-			r.lts = num(jsDateValue(v))
-		case "replyToId":
-			r.replyToID, _ = stringOf(v)
-		case "from":
-			hasFrom = eachMember(v, func(k []byte, fv []byte) {
-				switch string(k) {
-				case "id":
-					fromID = fv
-				case "role":
-					fromRole, _ = internedOf(fv)
-				}
-			}) == nil
-		case "channelData":
-			if eachMember(v, func(k []byte, cv []byte) {
-				switch string(k) {
-				case "webchat:sequence-id":
-					cd.seqID = cv
-				case "clientActivityID":
-					cd.cid = cv
-				case "streamType":
-					cd.streamType = true
-				case "streamId":
-					cd.streamID = cv
-				case "streamSequence":
-					cd.streamSequence = cv
-				case "webchat:entity-position":
-					cd.entityPosition = cv
-				case "webchat:entity-part-of":
-					cd.entityPartOf = cv
-				case "postBack":
-					cd.postBack = cv
-				case "messageBack":
-					cd.messageBack = cv
-				}
-			}) == nil {
-				cd.raw = v
-			}
-		case "entities":
-			r.entStart, r.entEnd = int32(base-cap(v)), int32(base-cap(v)+len(v))
-			if e := eachElement(v, func(ev []byte) {
-				a.Entities = append(a.Entities, ev)
-				esc := bytes.IndexByte(ev, '\\') >= 0
-				r.mayStreamInfo = r.mayStreamInfo || esc || bytes.Contains(ev, []byte("streaminfo"))
-				r.mayPartOf = r.mayPartOf || esc || bytes.Contains(ev, []byte("isPartOf"))
-				r.mayAbstract = r.mayAbstract || esc || bytes.Contains(ev, []byte("abstract"))
-			}); e != nil {
-				bad = e
-			}
-		case "attachments":
-			n := 0
-			r.hasAttachments = eachElement(v, func([]byte) { n++ }) == nil && n > 0
-		}
-	})
+	cdSeen := 0
+	// One forward pass: the members the model reads are read where they stand (from, channelData
+	// and the entities are entered rather than skipped and scanned again); the rest is skipped.
+	o, err := openObject(t, 0)
 	if err != nil {
 		return nil, err
 	}
-	if bad != nil {
-		return nil, bad
+	for {
+		key, i, done, err := o.next()
+		if err != nil {
+			return nil, err
+		}
+		if done {
+			break
+		}
+		if i < len(t) && t[i] == 'n' {
+			// Web Chat drops null members on receipt.
+			end, err := skipValue(t, i)
+			if err != nil {
+				return nil, err
+			}
+			if string(t[i:end]) == "null" {
+				o.skipTo(end)
+				continue
+			}
+		}
+		var end int
+		switch string(key) {
+		case "from":
+			end, hasFrom, err = scanFrom(t, i, &fromID, &fromRole)
+		case "channelData":
+			cdSeen++
+			end, err = scanChannelData(t, i, cd)
+		case "entities":
+			end, err = r.scanEntities(t, i, a)
+			if err == nil {
+				r.entStart, r.entEnd = int32(base-cap(t)+i), int32(base-cap(t)+end)
+			}
+		default:
+			end, err = skipValue(t, i)
+			if err != nil {
+				break
+			}
+			v := t[i:end]
+			switch string(key) {
+			case "type":
+				r.typ, _ = internedOf(v)
+			case "id":
+				r.id, r.idIsString = viewOf(v)
+			case "text":
+				text = v
+				r.textKind = textOther
+				if inner, ok := plainInner(v); ok {
+					r.textKind, r.hasText = textString, len(inner) > 0
+				} else if s, ok := stringOf(v); ok {
+					r.textKind, r.hasText = textString, s != ""
+				}
+			case "timestamp":
+				r.hasTimestamp, r.tsDate = true, jsDateValue(v)
+				tsString = v[0] == '"'
+			case "localTimestamp":
+				r.lts = num(jsDateValue(v))
+			case "replyToId":
+				r.replyToID, _ = viewOf(v)
+			case "attachments":
+				n := 0
+				r.hasAttachments = eachElement(v, func([]byte) { n++ }) == nil && n > 0
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		o.skipTo(end)
+	}
+	if err := trailing(t, o.i); err != nil {
+		return nil, err
 	}
 	if r.entEnd == 0 {
 		a.Entities = nil
@@ -282,7 +277,7 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 	if r.hasAttachments {
 		a.Attachments = oneAttachment
 	}
-	r.cid, _ = stringOf(cd.cid)
+	r.cid, _ = viewOf(cd.cid)
 	switch {
 	case !hasFrom:
 		r.role = "channel"
@@ -305,12 +300,26 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 		// Only livestream candidates need text and channelData as a map.
 		a.Text, _ = stringOf(text)
 		if cd.streamType {
+			if cd.raw == nil {
+				// streamType was met in a channelData that is not an object.
+				return nil, errSyntax
+			}
 			if mem.cdMap == nil {
 				mem.cdMap = map[string]json.RawMessage{}
 			}
 			clear(mem.cdMap)
 			a.ChannelData = mem.cdMap
-			if err := eachMember(cd.raw, func(k []byte, cv []byte) { a.ChannelData[string(k)] = cv }); err != nil {
+			if cdSeen == 1 {
+				// The livestream readers look up these three members only.
+				a.ChannelData["streamType"] = cd.streamTypeRaw
+				if cd.streamID != nil {
+					a.ChannelData["streamId"] = cd.streamID
+				}
+				if cd.streamSequence != nil {
+					a.ChannelData["streamSequence"] = cd.streamSequence
+				}
+			} else if err := eachMember(cd.raw, func(k []byte, cv []byte) { a.ChannelData[string(k)] = cv }); err != nil {
+				// A repeated channelData: the last object read is the one the readers see.
 				return nil, err
 			}
 		}
@@ -320,6 +329,200 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 		}
 	}
 	return r, nil
+}
+
+// The readers below enter from, channelData and the entities instead of skipping them and
+// scanning them again. Entering reads literals strictly (a literal ends at a quote or an opening
+// bracket too), which keeps it in step with the bracket-matching skip the activity's own scan
+// uses; input on which the two could disagree fails the entering read, and the value is then
+// skipped and read member by member as the activity's scan sees it.
+
+// scanFrom reads from.id and from.role from the value at d[i]; ok is false, and from counts as
+// absent, when the value is not an object.
+func scanFrom(d []byte, i int, fromID *[]byte, fromRole *string) (end int, ok bool, err error) {
+	read := func(k, v []byte) {
+		switch string(k) {
+		case "id":
+			*fromID = v
+		case "role":
+			*fromRole, _ = internedOf(v)
+		}
+	}
+	if end, err := enterObject(d, i, read); err == nil {
+		return end, true, nil
+	}
+	if end, err = skipValue(d, i); err != nil {
+		return 0, false, err
+	}
+	return end, eachMember(d[i:end], read) == nil, nil
+}
+
+// scanChannelData reads the channelData members the model needs from the value at d[i]; the raw
+// object is kept when the value is an object.
+func scanChannelData(d []byte, i int, cd *channelData) (int, error) {
+	read := func(k, cv []byte) {
+		switch string(k) {
+		case "webchat:sequence-id":
+			cd.seqID = cv
+		case "clientActivityID":
+			cd.cid = cv
+		case "streamType":
+			cd.streamType, cd.streamTypeRaw = true, cv
+		case "streamId":
+			cd.streamID = cv
+		case "streamSequence":
+			cd.streamSequence = cv
+		case "webchat:entity-position":
+			cd.entityPosition = cv
+		case "webchat:entity-part-of":
+			cd.entityPartOf = cv
+		case "postBack":
+			cd.postBack = cv
+		case "messageBack":
+			cd.messageBack = cv
+		}
+	}
+	end, err := enterObject(d, i, read)
+	if err == nil {
+		cd.raw = d[i:end]
+		return end, nil
+	}
+	if end, err = skipValue(d, i); err != nil {
+		return 0, err
+	}
+	if eachMember(d[i:end], read) == nil {
+		cd.raw = d[i:end]
+	}
+	return end, nil
+}
+
+// enterObject calls f for every member of the object at d[i] and returns the index after it.
+func enterObject(d []byte, i int, f func(key, val []byte)) (int, error) {
+	o, err := openObject(d, i)
+	if err != nil {
+		return 0, err
+	}
+	for {
+		key, vi, done, err := o.next()
+		if err != nil {
+			return 0, err
+		}
+		if done {
+			return o.i, nil
+		}
+		vend, err := skipStrict(d, vi)
+		if err != nil {
+			return 0, err
+		}
+		f(key, d[vi:vend])
+		o.skipTo(vend)
+	}
+}
+
+// scanEntities collects the entities at d[i] into a.Entities and notes which entity readers may
+// find something (mayStreamInfo, mayPartOf, mayAbstract). A value that is not an array, or an
+// array that is not well formed, is an error.
+func (r *record) scanEntities(d []byte, i int, a *activity.Activity) (int, error) {
+	n := len(a.Entities)
+	if end, err := r.enterEntities(d, i, a); err == nil {
+		return end, nil
+	}
+	a.Entities = a.Entities[:n]
+	end, err := skipValue(d, i)
+	if err != nil {
+		return 0, err
+	}
+	return end, eachElement(d[i:end], func(ev []byte) {
+		a.Entities = append(a.Entities, ev)
+		r.mentions(ev)
+	})
+}
+
+func (r *record) enterEntities(d []byte, i int, a *activity.Activity) (int, error) {
+	if i >= len(d) || d[i] != '[' {
+		return 0, errSyntax
+	}
+	j := skipSpace(d, i+1)
+	if j < len(d) && d[j] == ']' {
+		return j + 1, nil
+	}
+	for {
+		end, err := r.enterEntity(d, j)
+		if err != nil {
+			return 0, err
+		}
+		a.Entities = append(a.Entities, d[j:end])
+		j = skipSpace(d, end)
+		if j >= len(d) {
+			return 0, errSyntax
+		}
+		if d[j] == ']' {
+			return j + 1, nil
+		}
+		if d[j] != ',' {
+			return 0, errSyntax
+		}
+		j = skipSpace(d, j+1)
+	}
+}
+
+// enterEntity skips the entity at d[i], noting the members the entity readers look for: a type
+// holding "streaminfo", isPartOf and abstract. An entity that is not an object, or one with an
+// escape in a key or in its type, is judged by its bytes as a whole (mentions).
+func (r *record) enterEntity(d []byte, i int) (int, error) {
+	if i >= len(d) || d[i] != '{' {
+		end, err := skipStrict(d, i)
+		if err == nil {
+			r.mentions(d[i:end])
+		}
+		return end, err
+	}
+	o, err := openObject(d, i)
+	if err != nil {
+		return 0, err
+	}
+	var streamInfo, partOf, abstract, unsure bool
+	for {
+		key, vi, done, err := o.next()
+		if err != nil {
+			return 0, err
+		}
+		if done {
+			break
+		}
+		unsure = unsure || o.escaped
+		vend, err := skipStrict(d, vi)
+		if err != nil {
+			return 0, err
+		}
+		switch string(key) {
+		case "type":
+			v := d[vi:vend]
+			streamInfo = streamInfo || bytes.Contains(v, []byte("streaminfo"))
+			unsure = unsure || bytes.IndexByte(v, '\\') >= 0
+		case "isPartOf":
+			partOf = true
+		case "abstract":
+			abstract = true
+		}
+		o.skipTo(vend)
+	}
+	if unsure {
+		r.mentions(d[i:o.i])
+		return o.i, nil
+	}
+	r.mayStreamInfo = r.mayStreamInfo || streamInfo
+	r.mayPartOf = r.mayPartOf || partOf
+	r.mayAbstract = r.mayAbstract || abstract
+	return o.i, nil
+}
+
+// mentions notes what an entity's bytes mention (an escape may hide any of it).
+func (r *record) mentions(ev []byte) {
+	esc := bytes.IndexByte(ev, '\\') >= 0
+	r.mayStreamInfo = r.mayStreamInfo || esc || bytes.Contains(ev, []byte("streaminfo"))
+	r.mayPartOf = r.mayPartOf || esc || bytes.Contains(ev, []byte("isPartOf"))
+	r.mayAbstract = r.mayAbstract || esc || bytes.Contains(ev, []byte("abstract"))
 }
 
 // oneAttachment stands for a non-empty attachments array: the readers only ask whether there is

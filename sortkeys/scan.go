@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/bits"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // A small JSON scanner: replaying a million activities must not pay for a full decode of each.
@@ -253,4 +254,105 @@ func plainInner(v []byte) ([]byte, bool) {
 		}
 	}
 	return inner, ascii || utf8.Valid(inner)
+}
+
+// objScan walks an object's members in place, for readers that enter some values instead of
+// skipping them: next hands out a key and where its value starts, and skipTo takes the index
+// after that value.
+type objScan struct {
+	d []byte
+	// i is where the next member (or the closing brace, or a separator) is expected.
+	i     int
+	begun bool
+	// escaped says the last key held an escape (it was unescaped into fresh storage).
+	escaped bool
+}
+
+// openObject starts an objScan at the object at d[i] (after whitespace).
+func openObject(d []byte, i int) (objScan, error) {
+	i = skipSpace(d, i)
+	if i >= len(d) || d[i] != '{' {
+		return objScan{}, errSyntax
+	}
+	return objScan{d: d, i: skipSpace(d, i+1)}, nil
+}
+
+// next returns the next member's key and the index of its value; done is true once the closing
+// brace is read, and o.i is then the index after it. Keys are unescaped only when they contain an
+// escape; the caller must not keep key.
+func (o *objScan) next() (key []byte, value int, done bool, err error) {
+	d, i := o.d, o.i
+	if i >= len(d) {
+		return nil, 0, false, errSyntax
+	}
+	if d[i] == '}' {
+		o.i = i + 1
+		return nil, 0, true, nil
+	}
+	if o.begun {
+		if d[i] != ',' {
+			return nil, 0, false, errSyntax
+		}
+		i = skipSpace(d, i+1)
+	}
+	if i >= len(d) || d[i] != '"' {
+		return nil, 0, false, errSyntax
+	}
+	end, esc, err := skipString(d, i)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	key = d[i+1 : end-1]
+	o.escaped = esc
+	if esc {
+		var s string
+		if json.Unmarshal(d[i:end], &s) != nil {
+			return nil, 0, false, errSyntax
+		}
+		key = []byte(s)
+	}
+	i = skipSpace(d, end)
+	if i >= len(d) || d[i] != ':' {
+		return nil, 0, false, errSyntax
+	}
+	o.begun = true
+	o.i = i + 1
+	return key, skipSpace(d, i+1), false, nil
+}
+
+// skipTo moves past a value that ends at end.
+func (o *objScan) skipTo(end int) { o.i = skipSpace(o.d, end) }
+
+// viewOf is stringOf without a copy for a string without escapes: the string shares the bytes of
+// v, which must not change afterwards (a replay keeps every activity it was given as it was given).
+func viewOf(v []byte) (string, bool) {
+	if inner, ok := plainInner(v); ok {
+		return unsafe.String(unsafe.SliceData(inner), len(inner)), true
+	}
+	return stringOf(v)
+}
+
+// skipStrict is skipValue for a value read inside an entered object or array: a literal also
+// ends at a quote or an opening bracket, where the bracket-matching skip would see a string or a
+// nested value begin.
+func skipStrict(d []byte, i int) (int, error) {
+	if i >= len(d) {
+		return 0, errSyntax
+	}
+	switch d[i] {
+	case '"', '{', '[':
+		return skipValue(d, i)
+	}
+	start := i
+	for i < len(d) {
+		c := d[i]
+		if isSpace(c) || c == ',' || c == '}' || c == ']' || c == '"' || c == '{' || c == '[' {
+			break
+		}
+		i++
+	}
+	if i == start {
+		return 0, errSyntax
+	}
+	return i, nil
 }

@@ -1,0 +1,218 @@
+package sortkeys
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/directline-go/directline/activity"
+)
+
+// decodeRecordByMembers is the member-by-member decoder the single-pass one replaced: each member
+// is skipped by bracket matching, then from, channelData and the entities are scanned again. It
+// stays as the oracle for input encoding/json rejects, which the replay must accept or refuse
+// exactly as before.
+func decodeRecordByMembers(raw json.RawMessage, userID string, mem *decodeArenas) (*record, error) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || t[0] != '{' {
+		return nil, ErrNotObject
+	}
+	// t and every value handed out below are slices of raw: the difference of capacities is the
+	// offset into raw.
+	base := cap(raw)
+	r := mem.records.alloc()
+	r.raw = raw
+	cd := &mem.cd
+	*cd = channelData{}
+	r.cd = cd
+	a := &mem.act
+	*a = activity.Activity{Entities: a.Entities[:0]}
+	r.act = a
+	tsString := false
+	var bad error
+	var fromID, text []byte
+	var fromRole string
+	hasFrom := false
+	err := eachMember(t, func(key []byte, v []byte) {
+		if len(v) == 4 && string(v) == "null" { // the scanner hands out values without spaces
+			return
+		}
+		switch string(key) {
+		case "type":
+			r.typ, _ = internedOf(v)
+		case "id":
+			r.id, r.idIsString = stringOf(v)
+		case "text":
+			text = v
+			r.textKind = textOther
+			if inner, ok := plainInner(v); ok {
+				r.textKind, r.hasText = textString, len(inner) > 0
+			} else if s, ok := stringOf(v); ok {
+				r.textKind, r.hasText = textString, s != ""
+			}
+		case "timestamp":
+			r.hasTimestamp, r.tsDate = true, jsDateValue(v)
+			if v[0] == '"' {
+				tsString = true
+			}
+		case "localTimestamp":
+			r.lts = num(jsDateValue(v))
+		case "replyToId":
+			r.replyToID, _ = stringOf(v)
+		case "from":
+			hasFrom = eachMember(v, func(k []byte, fv []byte) {
+				switch string(k) {
+				case "id":
+					fromID = fv
+				case "role":
+					fromRole, _ = internedOf(fv)
+				}
+			}) == nil
+		case "channelData":
+			if eachMember(v, func(k []byte, cv []byte) {
+				switch string(k) {
+				case "webchat:sequence-id":
+					cd.seqID = cv
+				case "clientActivityID":
+					cd.cid = cv
+				case "streamType":
+					cd.streamType = true
+				case "streamId":
+					cd.streamID = cv
+				case "streamSequence":
+					cd.streamSequence = cv
+				case "webchat:entity-position":
+					cd.entityPosition = cv
+				case "webchat:entity-part-of":
+					cd.entityPartOf = cv
+				case "postBack":
+					cd.postBack = cv
+				case "messageBack":
+					cd.messageBack = cv
+				}
+			}) == nil {
+				cd.raw = v
+			}
+		case "entities":
+			r.entStart, r.entEnd = int32(base-cap(v)), int32(base-cap(v)+len(v))
+			if e := eachElement(v, func(ev []byte) {
+				a.Entities = append(a.Entities, ev)
+				esc := bytes.IndexByte(ev, '\\') >= 0
+				r.mayStreamInfo = r.mayStreamInfo || esc || bytes.Contains(ev, []byte("streaminfo"))
+				r.mayPartOf = r.mayPartOf || esc || bytes.Contains(ev, []byte("isPartOf"))
+				r.mayAbstract = r.mayAbstract || esc || bytes.Contains(ev, []byte("abstract"))
+			}); e != nil {
+				bad = e
+			}
+		case "attachments":
+			n := 0
+			r.hasAttachments = eachElement(v, func([]byte) { n++ }) == nil && n > 0
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if bad != nil {
+		return nil, bad
+	}
+	if r.entEnd == 0 {
+		a.Entities = nil
+	}
+	a.Type, a.ID = r.typ, r.id
+	if r.hasAttachments {
+		a.Attachments = oneAttachment
+	}
+	r.cid, _ = stringOf(cd.cid)
+	switch {
+	case !hasFrom:
+		r.role = "channel"
+	case fromRole != "":
+		r.role = fromRole
+	default:
+		r.role = roleOf(fromID, userID)
+	}
+	if seq, ok := jsonNumber(cd.seqID); ok {
+		r.ts = num(seq)
+	} else if tsString {
+		r.ts = num(r.tsDate)
+	}
+	r.postBack = truthy(cd.postBack)
+	if truthy(cd.messageBack) {
+		var mb map[string]json.RawMessage
+		r.messageBackHidden = json.Unmarshal(cd.messageBack, &mb) != nil || !truthy(mb["displayText"])
+	}
+	if cd.streamType || r.mayStreamInfo {
+		// Only livestream candidates need text and channelData as a map.
+		a.Text, _ = stringOf(text)
+		if cd.streamType {
+			if mem.cdMap == nil {
+				mem.cdMap = map[string]json.RawMessage{}
+			}
+			clear(mem.cdMap)
+			a.ChannelData = mem.cdMap
+			if err := eachMember(cd.raw, func(k []byte, cv []byte) { a.ChannelData[string(k)] = cv }); err != nil {
+				return nil, err
+			}
+		}
+		if ls, ok := a.Livestream(); ok {
+			r.ls = mem.livestreams.alloc()
+			*r.ls = ls
+		}
+	}
+	return r, nil
+}
+
+
+// FuzzDecodeRecordMatchesMemberScan compares the single-pass decoder with the member-by-member
+// one on any input, valid JSON or not: same acceptance, same view.
+func FuzzDecodeRecordMatchesMemberScan(f *testing.F) {
+	for _, s := range decodeSeeds {
+		f.Add([]byte(s))
+	}
+	for _, ev := range randomLog(3, 300, true) {
+		if len(ev.Activity) > 0 {
+			f.Add([]byte(ev.Activity))
+		}
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var m1, m2 decodeArenas
+		r1, e1 := decodeRecordByMembers(raw, "u-user", &m1)
+		r2, e2 := decodeRecord(raw, "u-user", &m2)
+		if (e1 == nil) != (e2 == nil) {
+			t.Fatalf("%q: old %v new %v", raw, e1, e2)
+		}
+		if e1 != nil {
+			return
+		}
+		g1, _ := json.Marshal(viewOfRecord(r1))
+		g2, _ := json.Marshal(viewOfRecord(r2))
+		if !bytes.Equal(g1, g2) {
+			t.Fatalf("%q: old %s new %s", raw, g1, g2)
+		}
+	})
+}
+
+
+// TestDecodeRecordRepeatedChannelData: with channelData repeated, the livestream readers see the
+// last object read, as before.
+func TestDecodeRecordRepeatedChannelData(t *testing.T) {
+	for _, s := range []string{
+		`{"type":"typing","id":"a","text":"x","channelData":{"streamType":"streaming","streamId":"q","streamSequence":1},"channelData":{"streamType":"streaming","streamSequence":2}}`,
+		`{"type":"typing","id":"a","text":"x","channelData":{"streamType":"streaming","streamId":"q","streamSequence":1},"channelData":[1]}`,
+		`{"type":"typing","id":"a","text":"x","channelData":{"streamType":"streaming","streamId":"q","streamSequence":1},"channelData":{"a":1"}}`,
+	} {
+		var m1, m2 decodeArenas
+		r1, e1 := decodeRecordByMembers([]byte(s), "u-user", &m1)
+		r2, e2 := decodeRecord([]byte(s), "u-user", &m2)
+		if (e1 == nil) != (e2 == nil) {
+			t.Fatalf("%s: %v %v", s, e1, e2)
+		}
+		if e1 == nil {
+			g1, _ := json.Marshal(viewOfRecord(r1))
+			g2, _ := json.Marshal(viewOfRecord(r2))
+			if !bytes.Equal(g1, g2) {
+				t.Fatalf("%s:\n%s\n%s", s, g1, g2)
+			}
+		}
+	}
+}
