@@ -162,7 +162,6 @@ func decodeRecordByMembers(raw json.RawMessage, userID string, mem *decodeArenas
 	return r, nil
 }
 
-
 // FuzzDecodeRecordMatchesMemberScan compares the single-pass decoder with the member-by-member
 // one on any input, valid JSON or not: same acceptance, same view.
 func FuzzDecodeRecordMatchesMemberScan(f *testing.F) {
@@ -191,7 +190,6 @@ func FuzzDecodeRecordMatchesMemberScan(f *testing.F) {
 		}
 	})
 }
-
 
 // TestDecodeRecordRepeatedChannelData: with channelData repeated, the livestream readers see the
 // last object read, as before.

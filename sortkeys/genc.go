@@ -45,8 +45,8 @@ type genC struct {
 	// locals is indexed by local id (dense, from 1): the activityMap entry and where the local
 	// id sits.
 	locals   []local
-	idMap    map[string]int // activityIdToLocalIdMap
-	cidMap   map[string]int // clientActivityIdToLocalIdMap
+	idMap    idTable // activityIdToLocalIdMap
+	cidMap   idTable // clientActivityIdToLocalIdMap
 	sessions map[string]*session
 	groups   map[string]*grouping
 	// ghosts keeps deleted revisions in the UI list: anchored after the local id that preceded
@@ -57,7 +57,7 @@ type genC struct {
 }
 
 func newGenC(list unitList) *genC {
-	return &genC{list: list, locals: make([]local, 1), idMap: map[string]int{}, cidMap: map[string]int{},
+	return &genC{list: list, locals: make([]local, 1), idMap: newIDTable(), cidMap: newIDTable(),
 		sessions: map[string]*session{}, groups: map[string]*grouping{}, ghosts: map[int][]*record{},
 		partMemo: map[string]partResult{}}
 }
@@ -96,9 +96,9 @@ func (g *genC) incoming(r *record) {
 	if r.role == activity.RoleUser {
 		lid, ok := -1, false
 		if r.cid != "" {
-			lid, ok = g.cidMap[r.cid]
+			lid, ok = g.cidMap.get(r.cid)
 		} else if r.id != "" {
-			lid, ok = g.idMap[r.id]
+			lid, ok = g.idMap.get(r.id)
 		}
 		if ok {
 			if prev := g.act(lid); prev != nil {
@@ -112,7 +112,7 @@ func (g *genC) incoming(r *record) {
 		g.upsert(r)
 		return
 	}
-	if lid, ok := g.idMap[r.id]; ok && r.id != "" && g.act(lid) != nil {
+	if lid, ok := g.idMap.get(r.id); ok && r.id != "" && g.act(lid) != nil {
 		r.lid = lid
 	} else {
 		// An id-less activity gets a random id in Web Chat, hence its own unit.
@@ -130,7 +130,7 @@ func (g *genC) post(r *record) {
 // fulfilled is POST_ACTIVITY_FULFILLED: the echo takes over the pending activity's local id and is
 // re-sorted by its own keys. Without a pending activity Web Chat's reducer throws; nothing changes.
 func (g *genC) fulfilled(cid string, echo *record) {
-	lid, ok := g.cidMap[cid]
+	lid, ok := g.cidMap.get(cid)
 	if !ok || g.act(lid) == nil {
 		return
 	}
@@ -154,10 +154,10 @@ func (g *genC) upsert(r *record) {
 	}
 	g.locals[r.lid].rec = r
 	if r.id != "" {
-		g.idMap[r.id] = r.lid
+		g.idMap.set(r.id, r.lid)
 	}
 	if r.cid != "" {
-		g.cidMap[r.cid] = r.lid
+		g.cidMap.set(r.cid, r.lid)
 	}
 	r.unitPrefix, r.unitKey = unitNone, ""
 	var gr *grouping
@@ -331,7 +331,7 @@ func appendOnce(list []string, s string) []string {
 // map; groupings and sessions recompute their timestamps; empty units leave the main list;
 // nothing is re-sorted.
 func (g *genC) delete(id string) {
-	lid, ok := g.idMap[id]
+	lid, ok := g.idMap.get(id)
 	if !ok || g.act(lid) == nil {
 		return
 	}
@@ -350,16 +350,8 @@ func (g *genC) delete(id string) {
 	g.ghosts[anchor] = append(g.ghosts[anchor], &gone)
 
 	g.locals[lid].rec = nil
-	for k, v := range g.idMap {
-		if v == lid {
-			delete(g.idMap, k)
-		}
-	}
-	for k, v := range g.cidMap {
-		if v == lid {
-			delete(g.cidMap, k)
-		}
-	}
+	g.idMap.deleteLid(lid)
+	g.cidMap.deleteLid(lid)
 	var links localLinks
 	if l := g.locals[lid].links; l != nil {
 		links = *l
