@@ -112,7 +112,7 @@ func typeReason(dst any) string {
 }
 
 func isNull(raw json.RawMessage) bool {
-	return len(bytes.TrimSpace(raw)) == 4 && string(bytes.TrimSpace(raw)) == "null"
+	return len(TrimSpace(raw)) == 4 && string(TrimSpace(raw)) == "null"
 }
 
 // objectWriter writes a JSON object member by member; known members first, in schema order, then

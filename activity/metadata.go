@@ -1,7 +1,6 @@
 package activity
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"regexp"
@@ -272,7 +271,7 @@ func parseMessageEntity(m *entityMembers) (*MessageEntity, error) {
 	}
 	if raw := m.isPartOf; raw != nil && !isNull(raw) {
 		// As decoding into a map: null is an empty map, an object is read, anything else fails.
-		po := bytes.TrimSpace(FirstValue(raw))
+		po := TrimSpace(FirstValue(raw))
 		var pidRaw, ptypeRaw json.RawMessage
 		isObject := len(po) > 0 && po[0] == '{' && scanMembers(po, func(k, v []byte) {
 			switch string(k) {
@@ -356,7 +355,7 @@ func IsIdentifier(s string) bool {
 // schema.org CreativeWork parser does for single-valued properties such as isPartOf and position;
 // any other value is returned as it is.
 func FirstValue(raw json.RawMessage) json.RawMessage {
-	t := bytes.TrimSpace(raw)
+	t := TrimSpace(raw)
 	if len(t) == 0 || t[0] != '[' {
 		return raw
 	}
@@ -370,7 +369,7 @@ func FirstValue(raw json.RawMessage) json.RawMessage {
 // stringValue decodes raw as encoding/json decodes a JSON string into a Go string; ok is false for
 // any other value. The common case (no escapes, valid UTF-8) is read without encoding/json.
 func stringValue(raw json.RawMessage) (string, bool) {
-	t := bytes.TrimSpace(raw)
+	t := TrimSpace(raw)
 	if len(t) < 2 || t[0] != '"' {
 		return "", false
 	}
@@ -408,7 +407,7 @@ func jsonString(raw json.RawMessage) string {
 // numberValue returns raw as a float64 when it is a JSON number (not a numeric string) that
 // encoding/json decodes into a float64, so out-of-range numbers are not numbers here.
 func numberValue(raw json.RawMessage) (float64, bool) {
-	t := bytes.TrimSpace(raw)
+	t := TrimSpace(raw)
 	if !isJSONNumber(t) {
 		return 0, false
 	}
@@ -531,8 +530,24 @@ func scanMembers(t []byte, f func(key, val []byte)) bool {
 	}
 }
 
+// TrimSpace returns raw without the whitespace JSON allows around a value: space, tab, line feed
+// and carriage return (RFC 8259, section 2). bytes.TrimSpace would also remove \v, \f and Unicode
+// spaces, letting a value pass for JSON that encoding/json refuses.
+func TrimSpace(raw []byte) []byte {
+	i, j := 0, len(raw)
+	for i < j && isSpace(raw[i]) {
+		i++
+	}
+	for j > i && isSpace(raw[j-1]) {
+		j--
+	}
+	return raw[i:j]
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
 func skipSpace(t []byte, i int) int {
-	for i < len(t) && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r') {
+	for i < len(t) && isSpace(t[i]) {
 		i++
 	}
 	return i

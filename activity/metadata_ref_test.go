@@ -1,7 +1,6 @@
 package activity
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 )
@@ -10,27 +9,21 @@ import (
 // behave: the fuzz and table tests compare the two.
 
 func refStringValue(raw json.RawMessage) (string, bool) {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 || t[0] != '"' {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
 		return "", false
 	}
-	var s string
-	if json.Unmarshal(t, &s) != nil {
-		return "", false
-	}
-	return s, true
+	s, ok := v.(string)
+	return s, ok
 }
 
 func refNumberValue(raw json.RawMessage) (float64, bool) {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 || !(t[0] == '-' || (t[0] >= '0' && t[0] <= '9')) {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
 		return 0, false
 	}
-	var n float64
-	if json.Unmarshal(t, &n) != nil {
-		return 0, false
-	}
-	return n, true
+	n, ok := v.(float64)
+	return n, ok
 }
 
 func refStreamInfoEntity(a *Activity) map[string]json.RawMessage {

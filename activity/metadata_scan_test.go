@@ -36,6 +36,21 @@ var scanSeeds = []string{
 	`{"type":"https://schema.org/Message","@type":"Message","@id":""}}`,
 	`{"type":"https://schema.org/Message" "@type":"Message","@id":""}`,
 	`null`, `[]`, `{}`, `{"type":1}`,
+	// Whitespace outside JSON's four: vertical tab, form feed, NEL and no-break space.
+	"\v\"s\"", "\"s\"\f", "\u0085 1", "1\u00a0", "\t\r\n2\n", "\vnull",
+	"\v{\"type\":\"streaminfo\",\"streamId\":\"s\",\"streamSequence\":1}",
+}
+
+// TestTrimSpace: only the four characters JSON allows around a value are removed.
+func TestTrimSpace(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"", ""}, {" \t\r\n", ""}, {" 1 ", "1"}, {"\n{}\r\n", "{}"},
+		{"\v1", "\v1"}, {"1\f", "1\f"}, {"\u00a0null", "\u00a0null"}, {" \u0085x\u0085 ", "\u0085x\u0085"},
+	} {
+		if got := string(TrimSpace([]byte(tc.in))); got != tc.want {
+			t.Errorf("TrimSpace(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
 }
 
 func sameNumber(a, b float64) bool {

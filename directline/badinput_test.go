@@ -115,6 +115,7 @@ func TestBadInput(t *testing.T) {
 		{"generate with a token", post("/tokens/generate", a.Token, nil), 403, CodeForbidden},
 		{"generate without auth", post("/tokens/generate", "", nil), 401, CodeUnauthorized},
 		{"generate body is an array", post("/tokens/generate", testSecret, `[1]`), 400, CodeBadArgument},
+		{"generate body is a vertical tab", post("/tokens/generate", testSecret, "\v"), 400, CodeBadArgument},
 		{"generate user.id is a number", post("/tokens/generate", testSecret, `{"user":{"id":5}}`), 400, CodeBadArgument},
 		{"generate user.id too long", post("/tokens/generate", testSecret, `{"user":{"id":"`+strings.Repeat("u", 300)+`"}}`), 400, CodeBadArgument},
 		{"start with bad JSON", post("/conversations", testSecret, `{"user":`), 400, CodeBadArgument},

@@ -1,7 +1,6 @@
 package sortkeys
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -366,7 +365,7 @@ func (g *genAB) each(f func(*record) bool) {
 // === holds between them; "" for objects and arrays, which are never strictly equal to another
 // activity's value. An absent member (undefined) has its own key.
 func strictKey(raw json.RawMessage) string {
-	t := bytes.TrimSpace(raw)
+	t := activity.TrimSpace(raw)
 	if len(t) == 0 {
 		return "u"
 	}

@@ -1,7 +1,6 @@
 package sortkeys
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"strings"
@@ -95,7 +94,7 @@ func genBLivestream(r *record) (bLivestream, bool) {
 // with it the reducer: throws reports that.
 func genBMessageEntity(a *activity.Activity) (pos float64, partOf string, hasPos, hasPartOf, throws bool) {
 	for _, raw := range a.Entities {
-		t := bytes.TrimSpace(raw)
+		t := activity.TrimSpace(raw)
 		if isJSONNull(t) {
 			return 0, "", false, false, true // null.type
 		}

@@ -1,10 +1,11 @@
 package sortkeys
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"strconv"
+
+	"github.com/directline-go/directline/activity"
 )
 
 // jsNum is a JavaScript value that is either undefined or a number (NaN included).
@@ -195,7 +196,7 @@ func daysFromCivil(y, m, d int) int64 {
 // jsDateValue is +new Date(v) for a JSON value v: strings are parsed, numbers are time values,
 // null is 0, booleans are 0 or 1, and anything else is NaN.
 func jsDateValue(raw json.RawMessage) float64 {
-	t := bytes.TrimSpace(raw)
+	t := activity.TrimSpace(raw)
 	if len(t) == 0 {
 		return math.NaN()
 	}

@@ -174,7 +174,7 @@ var ErrNotObject = errors.New("sortkeys: activity is not a JSON object")
 // livestream candidates only, the one reader of it), channelData (livestream candidates only),
 // entities and whether there are attachments; from and attachment entries are not decoded.
 func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*record, error) {
-	t := bytes.TrimSpace(raw)
+	t := activity.TrimSpace(raw)
 	if len(t) == 0 || t[0] != '{' {
 		return nil, ErrNotObject
 	}
@@ -557,13 +557,13 @@ type decodeArenas struct {
 }
 
 func isJSONNull(raw json.RawMessage) bool {
-	t := bytes.TrimSpace(raw)
+	t := activity.TrimSpace(raw)
 	return len(t) == 4 && string(t) == "null"
 }
 
 // jsonNumber returns raw as a float64 when it is a JSON number (typeof === "number").
 func jsonNumber(raw json.RawMessage) (float64, bool) {
-	t := bytes.TrimSpace(raw)
+	t := activity.TrimSpace(raw)
 	if len(t) == 0 || !(t[0] == '-' || (t[0] >= '0' && t[0] <= '9')) {
 		return 0, false
 	}
@@ -575,11 +575,11 @@ func jsonNumber(raw json.RawMessage) (float64, bool) {
 }
 
 // jsonString returns raw as a string when it is a JSON string.
-func jsonString(raw json.RawMessage) (string, bool) { return stringOf(bytes.TrimSpace(raw)) }
+func jsonString(raw json.RawMessage) (string, bool) { return stringOf(activity.TrimSpace(raw)) }
 
 // toNumber is JavaScript's ToNumber for a JSON value (undefined when raw is nil).
 func toNumber(raw json.RawMessage) float64 {
-	t := bytes.TrimSpace(raw)
+	t := activity.TrimSpace(raw)
 	if len(t) == 0 {
 		return math.NaN()
 	}

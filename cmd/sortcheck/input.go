@@ -8,6 +8,7 @@ import (
 	"io"
 	"sort"
 
+	"github.com/directline-go/directline/activity"
 	"github.com/directline-go/directline/sortkeys"
 )
 
@@ -347,4 +348,4 @@ func hasMember(raw json.RawMessage, name string) bool {
 	return ok
 }
 
-func isNullJSON(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
+func isNullJSON(raw json.RawMessage) bool { return string(activity.TrimSpace(raw)) == "null" }

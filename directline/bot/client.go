@@ -122,7 +122,7 @@ type Result struct {
 // Activities decodes Body as an expectReplies answer {"activities":[...]}; nil, nil for an empty
 // body. Errors are JSON or *activity.FieldError errors.
 func (r Result) Activities() ([]*activity.Activity, error) {
-	if len(bytes.TrimSpace(r.Body)) == 0 {
+	if len(activity.TrimSpace(r.Body)) == 0 {
 		return nil, nil
 	}
 	var set struct {

@@ -275,7 +275,7 @@ func (s *ActivitySet) UnmarshalJSON(data []byte) error {
 		}
 		s.Activities[i], s.digests[i] = a, digest(r)
 	}
-	w := bytes.TrimSpace(raw.Watermark)
+	w := activity.TrimSpace(raw.Watermark)
 	switch {
 	case len(w) == 0 || string(w) == "null":
 	case w[0] == '"':
@@ -361,7 +361,7 @@ func (c *Client) do(ctx context.Context, op, method, path, cred string, body, ou
 		}
 		return e
 	}
-	if out == nil || len(bytes.TrimSpace(data)) == 0 {
+	if out == nil || len(activity.TrimSpace(data)) == 0 {
 		return nil
 	}
 	if err := decodeAnswer(data, out); err != nil {

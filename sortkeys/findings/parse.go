@@ -138,7 +138,7 @@ func plainShape(m map[string]json.RawMessage) bool {
 }
 
 func startsWith(raw json.RawMessage, c byte) bool {
-	t := bytes.TrimSpace(raw)
+	t := activity.TrimSpace(raw)
 	return len(t) > 0 && t[0] == c
 }
 
@@ -247,7 +247,7 @@ func str(raw json.RawMessage) (string, bool) { return activity.StringValue(raw) 
 // sees; keys are unescaped, and keys with invalid UTF-8 read with its replacement characters, as
 // encoding/json reads them.
 func members(raw json.RawMessage) (map[string]json.RawMessage, bool) {
-	t := bytes.TrimSpace(raw)
+	t := activity.TrimSpace(raw)
 	if len(t) == 0 || t[0] != '{' || !json.Valid(t) {
 		return nil, false
 	}
@@ -263,7 +263,7 @@ func members(raw json.RawMessage) (map[string]json.RawMessage, bool) {
 }
 
 func number(raw json.RawMessage) (float64, bool) {
-	t := bytes.TrimSpace(raw)
+	t := activity.TrimSpace(raw)
 	if len(t) == 0 || !(t[0] == '-' || (t[0] >= '0' && t[0] <= '9')) {
 		return 0, false
 	}
@@ -274,11 +274,11 @@ func number(raw json.RawMessage) (float64, bool) {
 	return n, true
 }
 
-func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
+func isNull(raw json.RawMessage) bool { return string(activity.TrimSpace(raw)) == "null" }
 
 // jsonKind names the JSON type of raw for messages.
 func jsonKind(raw json.RawMessage) string {
-	t := bytes.TrimSpace(raw)
+	t := activity.TrimSpace(raw)
 	if len(t) == 0 {
 		return "empty"
 	}

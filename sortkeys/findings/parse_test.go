@@ -43,6 +43,8 @@ var membersSeeds = []string{
 	`{"a":1,"a":2}`, `{"\u0074ype":"message"}`, `{"k\"q":[1,{"x":"]"}]}`, "{\"\xff\xfek\":1}",
 	"{\"caf\xc3\xa9\":\"\xe2\x82\"}", `{"a" : { "b" : [ 1 , 2 ] } , "c" : null }`, `{"a":"\ud800"}`,
 	"{\"a\":\"\x01\"}", `{"a":1e999}`, `{"a":-0.5E+3,"b":true,"c":false}`,
+	// Whitespace outside JSON's four: vertical tab, form feed, NEL and no-break space.
+	"\v{}", "{}\f", "\u0085{}", "{}\u00a0", "\t\r\n{}\n",
 }
 
 func FuzzMembers(f *testing.F) {

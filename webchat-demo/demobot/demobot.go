@@ -312,7 +312,7 @@ func (t *turn) send(ctx context.Context, a *activity.Activity) (string, error) {
 	var rr struct {
 		ID string `json:"id"`
 	}
-	if len(bytes.TrimSpace(data)) > 0 {
+	if len(activity.TrimSpace(data)) > 0 {
 		if err := json.Unmarshal(data, &rr); err != nil {
 			return "", fmt.Errorf("send %s: connector answer is not a ResourceResponse: %w", a.Type, err)
 		}

@@ -31,6 +31,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/directline-go/directline/activity"
 )
 
 // Options configures the page backend. One of TokenFunc or TokenURL (with Secret) is required.
@@ -236,7 +238,7 @@ func (h *handler) token(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "BadArgument", "body too large")
 		return
 	}
-	if len(bytes.TrimSpace(body)) > 0 {
+	if len(activity.TrimSpace(body)) > 0 {
 		if err := json.Unmarshal(body, &req); err != nil {
 			writeError(w, http.StatusBadRequest, "BadArgument", `body must be {"userId","userName"}`)
 			return
