@@ -104,7 +104,7 @@ func TestFaultyServerIsCaught(t *testing.T) {
 		errors   bool
 	}{
 		{"dropped echo is filled from GET", clienttest.Options{Bot: true, Fault: clienttest.Drop(second)}, nil, catGap, false},
-		{"duplicated frame", clienttest.Options{Bot: true, Fault: clienttest.Duplicate(second)}, nil, catDuplicate, false},
+		{"duplicated activity", clienttest.Options{Bot: true, Fault: clienttest.Duplicate(second)}, nil, catDuplicate, false},
 		{"reordered frames", clienttest.Options{Bot: true, Fault: clienttest.Swap(second)}, nil, catOrder, false},
 		{"missing sort keys", clienttest.Options{Fault: stripSequenceIDs}, []string{"--bot", "no"}, catSortKey, false},
 		// Without a bot nothing follows the last echo, so its loss shows as a missing echo.

@@ -238,7 +238,9 @@ func Drop(match func(json.RawMessage) bool) Fault {
 	}
 }
 
-// Duplicate sends the first frame holding a matching activity twice, once.
+// Duplicate repeats the first matching activity right after itself in its frame, once, so the
+// copy arrives before anything that follows it: a frame sent twice could be read after a client
+// that had all it waited for had stopped reading.
 func Duplicate(match func(json.RawMessage) bool) Fault {
 	done := false
 	return func(_ uint64, frame json.RawMessage) []json.RawMessage {
@@ -246,10 +248,11 @@ func Duplicate(match func(json.RawMessage) bool) Fault {
 		if done || !ok {
 			return []json.RawMessage{frame}
 		}
-		for _, a := range set.Activities {
+		for i, a := range set.Activities {
 			if match(a) {
 				done = true
-				return []json.RawMessage{frame, frame}
+				set.Activities = append(set.Activities[:i+1:i+1], set.Activities[i:]...)
+				return []json.RawMessage{join(set)}
 			}
 		}
 		return []json.RawMessage{frame}
