@@ -42,9 +42,10 @@ type grouping struct {
 
 type genC struct {
 	list unitList
-	// locals is indexed by local id (dense, from 1): the activityMap entry and where the local
-	// id sits.
-	locals   []local
+	// locals holds, by local id (dense, from 1; see loc), the activityMap entry and where the
+	// local id sits. It grows by chunks: a million locals are not copied as they grow.
+	locals   [][]local
+	nLocals  int
 	idMap    idTable // activityIdToLocalIdMap
 	cidMap   idTable // clientActivityIdToLocalIdMap
 	sessions map[string]*session
@@ -57,7 +58,7 @@ type genC struct {
 }
 
 func newGenC(list unitList) *genC {
-	return &genC{list: list, locals: make([]local, 1), idMap: newIDTable(), cidMap: newIDTable(),
+	return &genC{list: list, nLocals: 1, locals: [][]local{make([]local, localChunk)}, idMap: newIDTable(), cidMap: newIDTable(),
 		sessions: map[string]*session{}, groups: map[string]*grouping{}, ghosts: map[int][]*record{},
 		partMemo: map[string]partResult{}}
 }
@@ -77,19 +78,27 @@ type local struct {
 type localLinks struct{ sessions, groups []string }
 
 func (g *genC) linksOf(lid int) *localLinks {
-	if g.locals[lid].links == nil {
-		g.locals[lid].links = &localLinks{}
+	if g.loc(lid).links == nil {
+		g.loc(lid).links = &localLinks{}
 	}
-	return g.locals[lid].links
+	return g.loc(lid).links
 }
 
+const localChunk = 1024
+
+// loc is the entry of local id lid.
+func (g *genC) loc(lid int) *local { return &g.locals[lid/localChunk][lid%localChunk] }
+
 func (g *genC) newLid() int {
-	g.locals = append(g.locals, local{})
-	return len(g.locals) - 1
+	if g.nLocals%localChunk == 0 {
+		g.locals = append(g.locals, make([]local, localChunk))
+	}
+	g.nLocals++
+	return g.nLocals - 1
 }
 
 // act is activityMap.get(lid).
-func (g *genC) act(lid int) *record { return g.locals[lid].rec }
+func (g *genC) act(lid int) *record { return g.loc(lid).rec }
 
 // incoming is DIRECT_LINE/INCOMING_ACTIVITY (createGroupedActivitiesReducer.ts).
 func (g *genC) incoming(r *record) {
@@ -152,7 +161,7 @@ func (g *genC) upsert(r *record) {
 			return // sealed: later activities for a concluded session are dropped
 		}
 	}
-	g.locals[r.lid].rec = r
+	g.loc(r.lid).rec = r
 	if r.id != "" {
 		g.idMap.set(r.id, r.lid)
 	}
@@ -227,11 +236,11 @@ func (g *genC) upsert(r *record) {
 	fresh := false
 	switch entry.kind {
 	case unitActivity:
-		u = g.locals[r.lid].plain
+		u = g.loc(r.lid).plain
 		if u == nil {
 			u, fresh = g.units.alloc(), true
 			u.kind = unitActivity
-			g.locals[r.lid].plain = u
+			g.loc(r.lid).plain = u
 		}
 		u.rec = r
 		u.lts = r.lts
@@ -254,7 +263,7 @@ func (g *genC) upsert(r *record) {
 	if entry.kind != unitActivity {
 		// A plain unit left behind for this local id (an activity that later joined a session or
 		// a grouping) compares by the current revision's localTimestamp.
-		if pu := g.locals[r.lid].plain; pu != nil {
+		if pu := g.loc(r.lid).plain; pu != nil {
 			pu.rec = r
 			pu.lts = r.lts
 			g.list.Refresh(pu)
@@ -349,11 +358,11 @@ func (g *genC) delete(id string) {
 	gone.ghost = true
 	g.ghosts[anchor] = append(g.ghosts[anchor], &gone)
 
-	g.locals[lid].rec = nil
+	g.loc(lid).rec = nil
 	g.idMap.deleteLid(lid)
 	g.cidMap.deleteLid(lid)
 	var links localLinks
-	if l := g.locals[lid].links; l != nil {
+	if l := g.loc(lid).links; l != nil {
 		links = *l
 	}
 	for _, gid := range links.groups {
@@ -433,10 +442,10 @@ func (g *genC) delete(id string) {
 			}
 		}
 	}
-	g.locals[lid].links = nil
-	if u := g.locals[lid].plain; u != nil {
+	g.loc(lid).links = nil
+	if u := g.loc(lid).plain; u != nil {
 		g.list.Remove(u)
-		g.locals[lid].plain = nil
+		g.loc(lid).plain = nil
 	}
 }
 

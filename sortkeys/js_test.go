@@ -3,7 +3,9 @@ package sortkeys
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -80,6 +82,50 @@ func TestToNumber(t *testing.T) {
 	}
 }
 
+// generalParseDate is parseDate without the fixed-offset path.
+func generalParseDate(s string) float64 {
+	p := dateParser[string]{s: s}
+	v, ok := p.parse()
+	if !ok || math.Abs(v) > maxTimeValue {
+		return math.NaN()
+	}
+	return v
+}
+
+// TestParseUTCMillisMatchesParser compares the fixed-offset path with the general parser on
+// strings of its shape whose fields are random digits, in range or not, and on near misses.
+func TestParseUTCMillisMatchesParser(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	digit := func() byte { return byte('0' + rng.IntN(10)) }
+	for n := 0; n < 200_000; n++ {
+		b := []byte("0000-00-00T00:00:00.000Z")
+		for i := range b {
+			if b[i] == '0' {
+				b[i] = digit()
+			}
+		}
+		if n%4 == 0 {
+			// Mostly valid fields, as real timestamps are.
+			copy(b[5:7], fmt.Sprintf("%02d", 1+rng.IntN(12)))
+			copy(b[8:10], fmt.Sprintf("%02d", 1+rng.IntN(31)))
+			copy(b[11:13], fmt.Sprintf("%02d", rng.IntN(25)))
+			copy(b[14:16], fmt.Sprintf("%02d", rng.IntN(60)))
+			copy(b[17:19], fmt.Sprintf("%02d", rng.IntN(60)))
+		}
+		if n%7 == 0 {
+			b[rng.IntN(len(b))] = "TtZz :.-+/9x"[rng.IntN(12)]
+		}
+		s := string(b)
+		got, want := parseDate(s), generalParseDate(s)
+		if got != want && !(math.IsNaN(got) && math.IsNaN(want)) {
+			t.Fatalf("parseDate(%q) = %v, general parser %v", s, got, want)
+		}
+		if v, ok := parseUTCMillis(b); ok && v != want {
+			t.Fatalf("parseUTCMillis(%q) = %v, general parser %v", s, v, want)
+		}
+	}
+}
+
 func FuzzParseDate(f *testing.F) {
 	for _, s := range []string{"2025-01-01T00:00:05.000Z", "2025-02-30T25:61:00Z", "+002025-01-01T00:00:00Z", "", "2025-01-01T00:00:05.000+09:00"} {
 		f.Add(s)
@@ -88,6 +134,9 @@ func FuzzParseDate(f *testing.F) {
 		v := parseDate(s)
 		if !math.IsNaN(v) && (math.Abs(v) > maxTimeValue || v != math.Trunc(v)) {
 			t.Fatalf("parseDate(%q) = %v: not a time value", s, v)
+		}
+		if g := generalParseDate(s); v != g && !(math.IsNaN(v) && math.IsNaN(g)) {
+			t.Fatalf("parseDate(%q) = %v, general parser %v", s, v, g)
 		}
 	})
 }

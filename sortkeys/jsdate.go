@@ -31,6 +31,9 @@ const maxTimeValue = 8.64e15
 // environment the vectors were recorded in). Anything else, including V8's legacy formats, is
 // NaN.
 func parseDate[T string | []byte](s T) float64 {
+	if v, ok := parseUTCMillis(s); ok {
+		return v
+	}
 	p := dateParser[T]{s: s}
 	v, ok := p.parse()
 	if !ok || math.Abs(v) > maxTimeValue {
@@ -175,6 +178,35 @@ func (p *dateParser[T]) parse() (float64, bool) {
 	days := daysFromCivil(year, month, 1) + int64(day-1)
 	t := float64(days)*86400000 + float64(hour)*3600000 + float64(minute)*60000 + float64(sec)*1000 + float64(ms)
 	return t - float64(offset)*60000, true
+}
+
+// parseUTCMillis reads the form nearly every timestamp takes, YYYY-MM-DDTHH:mm:ss.sssZ, with
+// fixed offsets instead of the general parser's steps; ok is false for any other form or for a
+// field out of range, which the general parser then judges. The value is computed as the general
+// parser computes it (TestParseUTCMillisMatchesParser).
+func parseUTCMillis[T string | []byte](s T) (float64, bool) {
+	if len(s) != 24 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' ||
+		s[19] != '.' || s[23] != 'Z' {
+		return 0, false
+	}
+	d := func(i int) int { return int(s[i]) - '0' }
+	bad := 0
+	for _, i := range [...]int{0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22} {
+		bad |= int(uint(d(i)) / 10)
+	}
+	if bad != 0 {
+		return 0, false
+	}
+	year := d(0)*1000 + d(1)*100 + d(2)*10 + d(3)
+	month, day := d(5)*10+d(6), d(8)*10+d(9)
+	hour, minute, sec := d(11)*10+d(12), d(14)*10+d(15), d(17)*10+d(18)
+	ms := d(20)*100 + d(21)*10 + d(22)
+	if month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || sec > 59 {
+		return 0, false
+	}
+	days := daysFromCivil(year, month, 1) + int64(day-1)
+	t := float64(days)*86400000 + float64(hour)*3600000 + float64(minute)*60000 + float64(sec)*1000 + float64(ms)
+	return t, true
 }
 
 // daysFromCivil counts days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar.
