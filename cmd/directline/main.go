@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,11 +53,23 @@ func main() {
 		fmt.Fprintln(os.Stderr, "directline:", err)
 		os.Exit(2)
 	}
+	applyGC(cfg)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, cfg, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "directline:", err)
 		os.Exit(1)
+	}
+}
+
+// applyGC sets the garbage collector's target and memory limit from cfg; zero values keep the
+// runtime's (GOGC, GOMEMLIMIT). It is process-wide, so main calls it, not run.
+func applyGC(cfg Config) {
+	if cfg.GCPercent != 0 {
+		debug.SetGCPercent(int(cfg.GCPercent))
+	}
+	if cfg.MemoryLimit > 0 {
+		debug.SetMemoryLimit(cfg.MemoryLimit)
 	}
 }
 

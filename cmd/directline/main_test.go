@@ -12,12 +12,14 @@ import (
 	"flag"
 	"io"
 	"log/slog"
+	"math"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -42,7 +44,7 @@ func TestLoadConfig(t *testing.T) {
 		TokenLifetime:       30 * time.Minute, MaxActivityBytes: 256 << 10, MaxUploadBytes: 4 << 20,
 		AttachmentURLLifetime: 24 * time.Hour, CORSOrigins: []string{"*"}, RequestTimeout: time.Minute,
 		ShutdownTimeout: 10 * time.Second, LogLevel: slog.LevelInfo, DemoPage: "webchat-demo/node_modules",
-		Metrics: true,
+		Metrics: true, GCPercent: 400,
 	}
 	tests := []struct {
 		name string
@@ -61,9 +63,9 @@ func TestLoadConfig(t *testing.T) {
 			"DIRECTLINE_BOT_TOKEN_URL": "http://127.0.0.1:1/token", "DIRECTLINE_BOT_OPENID_METADATA": "http://127.0.0.1:1/meta",
 			"DIRECTLINE_BOT_JWKS_URL": "http://127.0.0.1:1/jwks", "DIRECTLINE_CONNECTOR_ALLOW": "10.0.0.0/8, 127.0.0.1",
 			"DIRECTLINE_BOT_ACK_TIMEOUT": "2s", "DIRECTLINE_BOT_TIMEOUT": "30s", "DIRECTLINE_BOT_UPLOAD_ACK_TIMEOUT": "20s",
-			"DIRECTLINE_METRICS": "false", "DIRECTLINE_PPROF": "true",
+			"DIRECTLINE_METRICS": "false", "DIRECTLINE_PPROF": "true", "DIRECTLINE_GC_PERCENT": "150", "DIRECTLINE_MEMORY_LIMIT": "1073741824",
 		}, func(c *Config) {
-			c.Metrics, c.Pprof = false, true
+			c.Metrics, c.Pprof, c.GCPercent, c.MemoryLimit = false, true, 150, 1<<30
 			c.BotEndpoint, c.BotID, c.BotName, c.BotAppID, c.BotAppPassword = "http://127.0.0.1:3978/api/messages", "b1", "B One", "app", "pw"
 			c.BotTokenURL, c.BotOpenIDMetadata, c.BotJWKSURL = "http://127.0.0.1:1/token", "http://127.0.0.1:1/meta", "http://127.0.0.1:1/jwks"
 			c.ConnectorAllow, c.BotAckTimeout, c.BotTimeout, c.BotUploadAckTimeout = []string{"10.0.0.0/8", "127.0.0.1"}, 2*time.Second, 30*time.Second, 20*time.Second
@@ -73,13 +75,14 @@ func TestLoadConfig(t *testing.T) {
 			c.AttachmentURLLifetime, c.RequestTimeout = time.Hour, 5*time.Second
 		}},
 		{"flags win over the environment", []string{"--addr", "127.0.0.1:0", "--secret", "f1", "--secret=f2", "--token-lifetime=90s", "--log-level=warn",
-			"--bot-endpoint=none", "--bot-ack-timeout=1s", "--bot-app-password=flagpw", "--metrics=true", "--pprof=false"},
-			map[string]string{"DIRECTLINE_ADDR": "0.0.0.0:1", "DIRECTLINE_SECRET": "e1,e2", "DIRECTLINE_TOKEN_LIFETIME": "1h",
+			"--bot-endpoint=none", "--bot-ack-timeout=1s", "--bot-app-password=flagpw", "--metrics=true", "--pprof=false", "--gc-percent=0"},
+			map[string]string{"DIRECTLINE_GC_PERCENT": "150", "DIRECTLINE_ADDR": "0.0.0.0:1", "DIRECTLINE_SECRET": "e1,e2", "DIRECTLINE_TOKEN_LIFETIME": "1h",
 				"DIRECTLINE_BOT_ENDPOINT": "http://bot.example/api/messages", "DIRECTLINE_BOT_ACK_TIMEOUT": "5s",
 				"DIRECTLINE_BOT_APP_ID": "app", "DIRECTLINE_BOT_APP_PASSWORD": "envpw", "DIRECTLINE_METRICS": "false", "DIRECTLINE_PPROF": "true"},
 			func(c *Config) {
 				c.Addr, c.Secrets, c.TokenLifetime, c.LogLevel = "127.0.0.1:0", []string{"f1", "f2"}, 90*time.Second, slog.LevelWarn
 				c.BotEndpoint, c.BotAckTimeout, c.BotAppID, c.BotAppPassword = "none", time.Second, "app", "flagpw"
+				c.GCPercent = 0
 			}},
 	}
 	for _, tt := range tests {
@@ -118,6 +121,9 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"relative public URL", []string{"--public-url", "chat.example"}, nil, "public-url"},
 		{"zero lifetime", []string{"--token-lifetime", "0s"}, nil, "token-lifetime"},
 		{"negative size", []string{"--max-activity-bytes", "-1"}, nil, "max-activity-bytes"},
+		{"bad GC percent in env", nil, map[string]string{"DIRECTLINE_GC_PERCENT": "high"}, "DIRECTLINE_GC_PERCENT"},
+		{"collector off without a limit", []string{"--gc-percent", "-1"}, nil, "memory-limit"},
+		{"negative memory limit", []string{"--memory-limit", "-5"}, nil, "memory-limit"},
 		{"unknown flag", []string{"--nope"}, nil, "nope"},
 		{"stray argument", []string{"extra"}, nil, "extra"},
 	}
@@ -140,10 +146,43 @@ func TestHelpListsEveryOption(t *testing.T) {
 	for _, name := range []string{"addr", "public-url", "data", "secret", "bot-endpoint", "token-lifetime", "max-activity-bytes",
 		"max-upload-bytes", "attachment-url-lifetime", "cors-origins", "request-timeout", "shutdown-timeout", "log-level",
 		"bot-id", "bot-name", "bot-app-id", "bot-app-password", "bot-token-url", "bot-openid-metadata", "bot-jwks-url",
-		"connector-allow", "bot-ack-timeout", "bot-timeout", "bot-upload-ack-timeout", "demo-page", "metrics", "pprof"} {
+		"connector-allow", "bot-ack-timeout", "bot-timeout", "bot-upload-ack-timeout", "demo-page", "metrics", "pprof", "gc-percent", "memory-limit"} {
 		if !strings.Contains(out.String(), "-"+name) || !strings.Contains(out.String(), "$"+envName(name)) {
 			t.Fatalf("--help lacks %s / %s:\n%s", name, envName(name), out.String())
 		}
+	}
+}
+
+// TestApplyGC: the configured target and limit reach the runtime; zero values leave the runtime's.
+func TestApplyGC(t *testing.T) {
+	prevPercent, prevLimit := debug.SetGCPercent(100), debug.SetMemoryLimit(math.MaxInt64)
+	t.Cleanup(func() {
+		debug.SetGCPercent(prevPercent)
+		debug.SetMemoryLimit(prevLimit)
+	})
+	tests := []struct {
+		name        string
+		cfg         Config
+		wantPercent int
+		wantLimit   int64
+	}{
+		{"zero keeps the runtime's", Config{}, 100, math.MaxInt64},
+		{"target", Config{GCPercent: 400}, 400, math.MaxInt64},
+		{"target and limit", Config{GCPercent: 250, MemoryLimit: 1 << 30}, 250, 1 << 30},
+		{"off until the limit", Config{GCPercent: -1, MemoryLimit: 512 << 20}, -1, 512 << 20},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			debug.SetGCPercent(100)
+			debug.SetMemoryLimit(math.MaxInt64)
+			applyGC(tt.cfg)
+			if got := debug.SetGCPercent(100); got != tt.wantPercent {
+				t.Errorf("GC percent %d, want %d", got, tt.wantPercent)
+			}
+			if got := debug.SetMemoryLimit(-1); got != tt.wantLimit {
+				t.Errorf("memory limit %d, want %d", got, tt.wantLimit)
+			}
+		})
 	}
 }
 
