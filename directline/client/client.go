@@ -161,9 +161,12 @@ type conversationJSON struct {
 // StartConversation is POST /conversations: with a secret it creates a conversation, with a token
 // it starts the token's conversation (Direct Line 3.0: Start a conversation).
 func (c *Client) StartConversation(ctx context.Context) (*Conversation, error) {
-	var body any
+	var body []byte
 	if c.opts.UserID != "" {
-		body = map[string]any{"user": map[string]string{"id": c.opts.UserID}}
+		var err error
+		if body, err = json.Marshal(map[string]any{"user": map[string]string{"id": c.opts.UserID}}); err != nil {
+			return nil, err
+		}
 	}
 	var cj conversationJSON
 	if err := c.do(ctx, "POST conversations", http.MethodPost, "/conversations", c.credential(), body, &cj); err != nil {
@@ -232,13 +235,55 @@ func (c *Conversation) Post(ctx context.Context, a *activity.Activity) (string, 
 		}
 		a.From = from
 	}
-	var rr struct {
-		ID string `json:"id"`
+	body, err := activity.Encode(a)
+	if err != nil {
+		return "", err
 	}
-	if err := c.c.do(ctx, "POST activities", http.MethodPost, c.path("/activities"), c.Token, a, &rr); err != nil {
+	return c.PostJSON(ctx, body)
+}
+
+// PostJSON is POST /conversations/{id}/activities with an activity already encoded as JSON, sent
+// as it is (from.id is not filled in), for callers that post many activities alike and encode
+// them once; it returns the id the service gave the activity.
+func (c *Conversation) PostJSON(ctx context.Context, body []byte) (string, error) {
+	var rr postAnswer
+	if err := c.c.do(ctx, "POST activities", http.MethodPost, c.path("/activities"), c.Token, body, &rr); err != nil {
 		return "", err
 	}
 	return rr.ID, nil
+}
+
+// postAnswer is the answer to POST activities: {"id"} (Direct Line 3.0 ResourceResponse).
+type postAnswer struct {
+	ID string `json:"id"`
+}
+
+// decode reads {"id"} as json.Unmarshal into postAnswer would, without its reflection.
+func (r *postAnswer) decode(data []byte) error {
+	if !json.Valid(data) {
+		return json.Unmarshal(data, r)
+	}
+	t := activity.TrimSpace(data)
+	if string(t) == "null" {
+		return nil
+	}
+	var id []byte
+	if !activity.ScanMembers(t, func(key, val []byte) {
+		if bytes.EqualFold(key, []byte("id")) {
+			id = val
+		}
+	}) {
+		return json.Unmarshal(data, r)
+	}
+	if id == nil || string(id) == "null" {
+		return nil
+	}
+	s, ok := activity.StringValue(id)
+	if !ok {
+		return json.Unmarshal(data, r)
+	}
+	r.ID = s
+	return nil
 }
 
 // ActivitySet is the Direct Line 3.0 ActivitySet: activities after the request's watermark and
@@ -252,45 +297,7 @@ type ActivitySet struct {
 }
 
 // UnmarshalJSON also takes a watermark sent as a JSON number (offline-directline does) or null.
-func (s *ActivitySet) UnmarshalJSON(data []byte) error {
-	var raw struct {
-		Activities []json.RawMessage `json:"activities"`
-		Watermark  json.RawMessage   `json:"watermark"`
-	}
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return err
-	}
-	s.Activities, s.digests, s.Watermark = nil, nil, ""
-	if raw.Activities != nil {
-		s.Activities = make([]*activity.Activity, len(raw.Activities))
-		s.digests = make([]uint64, len(raw.Activities))
-	}
-	for i, r := range raw.Activities {
-		if string(r) == "null" {
-			continue
-		}
-		a, err := activity.Decode(r)
-		if err != nil {
-			return err
-		}
-		s.Activities[i], s.digests[i] = a, digest(r)
-	}
-	w := activity.TrimSpace(raw.Watermark)
-	switch {
-	case len(w) == 0 || string(w) == "null":
-	case w[0] == '"':
-		if err := json.Unmarshal(w, &s.Watermark); err != nil {
-			return err
-		}
-	default:
-		var n json.Number
-		if err := json.Unmarshal(w, &n); err != nil {
-			return fmt.Errorf("watermark %s is neither a string nor a number", w)
-		}
-		s.Watermark = n.String()
-	}
-	return nil
-}
+func (s *ActivitySet) UnmarshalJSON(data []byte) error { return s.decode(data, false) }
 
 // digest is the digest of activity i: of its JSON as received when the set was decoded, else of
 // its encoding.
@@ -304,47 +311,55 @@ func (s *ActivitySet) digest(i int) uint64 {
 // Activities is GET /conversations/{id}/activities?watermark=W (W "" = from the start); the
 // service answers one page (at most 100 activities on this service).
 func (c *Conversation) Activities(ctx context.Context, watermark string) (ActivitySet, error) {
+	return c.activities(ctx, watermark, false)
+}
+
+// activities is Activities, with each activity read by decodeSparse when sparse.
+func (c *Conversation) activities(ctx context.Context, watermark string, sparse bool) (ActivitySet, error) {
 	path := c.path("/activities")
 	if watermark != "" {
 		path += "?watermark=" + url.QueryEscape(watermark)
 	}
 	var set ActivitySet
-	err := c.c.do(ctx, "GET activities", http.MethodGet, path, c.Token, nil, &set)
+	var out any = &set
+	if sparse {
+		out = sparseSet{&set}
+	}
+	err := c.c.do(ctx, "GET activities", http.MethodGet, path, c.Token, nil, out)
 	return set, err
 }
+
+// sparseSet asks do to decode an ActivitySet answer sparsely.
+type sparseSet struct{ *ActivitySet }
 
 func (c *Conversation) path(suffix string) string {
 	return "/conversations/" + url.PathEscape(c.ID) + suffix
 }
 
-// do sends one JSON request and decodes a 2xx JSON answer into out (an empty body leaves out
-// unchanged). Non-2xx answers are *Error.
-func (c *Client) do(ctx context.Context, op, method, path, cred string, body, out any) error {
+// do sends one request, with body (JSON, nil for none), and decodes a 2xx JSON answer into out
+// (an empty body leaves out unchanged). Non-2xx answers are *Error.
+func (c *Client) do(ctx context.Context, op, method, path, cred string, body []byte, out any) error {
 	var rd io.Reader
 	if body != nil {
-		b, err := encodeBody(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
+		rd = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
 	if err != nil {
 		return err
 	}
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header["Content-Type"] = jsonType
 	}
-	req.Header.Set("Accept", "application/json")
+	req.Header["Accept"] = jsonType
 	if cred != "" {
-		req.Header.Set("Authorization", "Bearer "+cred)
+		req.Header["Authorization"] = []string{"Bearer " + cred}
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	data, err := readBody(resp)
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
@@ -370,20 +385,34 @@ func (c *Client) do(ctx context.Context, op, method, path, cred string, body, ou
 	return nil
 }
 
-// encodeBody encodes a request body. An activity goes straight to its encoder: json.Marshal would
-// scan and compact the encoder's output once more.
-func encodeBody(body any) ([]byte, error) {
-	if a, ok := body.(*activity.Activity); ok {
-		return activity.Encode(a)
+// jsonType is the Content-Type and Accept of every request; the transport only reads it.
+var jsonType = []string{"application/json"}
+
+// readBody reads an answer of at most maxBody bytes: with a Content-Length, into a buffer of
+// that size in one piece (the read that fills it also sees the end, so the connection goes back
+// to the pool).
+func readBody(resp *http.Response) ([]byte, error) {
+	if n := resp.ContentLength; n >= 0 && n <= maxBody {
+		data := make([]byte, n)
+		if _, err := io.ReadFull(resp.Body, data); err != nil {
+			return nil, err
+		}
+		return data, nil
 	}
-	return json.Marshal(body)
+	return io.ReadAll(io.LimitReader(resp.Body, maxBody))
 }
 
-// decodeAnswer decodes a 2xx answer into out. An ActivitySet decodes itself, and checks the JSON
-// as it does, so the scan json.Unmarshal makes before calling it is skipped.
+// decodeAnswer decodes a 2xx answer into out. An ActivitySet and a POST answer decode
+// themselves, and check the JSON as they do, so the scan json.Unmarshal makes before calling an
+// Unmarshaler is skipped.
 func decodeAnswer(data []byte, out any) error {
-	if set, ok := out.(*ActivitySet); ok {
-		return set.UnmarshalJSON(data)
+	switch o := out.(type) {
+	case *ActivitySet:
+		return o.decode(data, false)
+	case sparseSet:
+		return o.decode(data, true)
+	case *postAnswer:
+		return o.decode(data)
 	}
 	return json.Unmarshal(data, out)
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/directline-go/directline/activity"
 )
 
 func TestActivitySetWatermarkForms(t *testing.T) {
@@ -55,6 +57,109 @@ func FuzzActivitySet(f *testing.F) {
 		var again ActivitySet
 		if err := json.Unmarshal(b, &again); err != nil || again.Watermark != s.Watermark {
 			t.Fatalf("round trip of %q: %q, %v", data, again.Watermark, err)
+		}
+	})
+}
+
+// referenceSet decodes an ActivitySet with encoding/json alone: the members as encoding/json
+// matches them, each activity with activity.Decode.
+func referenceSet(data []byte) (ActivitySet, error) {
+	var raw struct {
+		Activities []json.RawMessage `json:"activities"`
+		Watermark  json.RawMessage   `json:"watermark"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return ActivitySet{}, err
+	}
+	var s ActivitySet
+	if raw.Activities != nil {
+		s.Activities = make([]*activity.Activity, len(raw.Activities))
+		s.digests = make([]uint64, len(raw.Activities))
+	}
+	for i, r := range raw.Activities {
+		if string(r) == "null" {
+			continue
+		}
+		a, err := activity.Decode(r)
+		if err != nil {
+			return ActivitySet{}, err
+		}
+		s.Activities[i], s.digests[i] = a, digest(r)
+	}
+	switch w := activity.TrimSpace(raw.Watermark); {
+	case len(w) == 0 || string(w) == "null":
+	case w[0] == '"':
+		if err := json.Unmarshal(w, &s.Watermark); err != nil {
+			return ActivitySet{}, err
+		}
+	default:
+		var n json.Number
+		if err := json.Unmarshal(w, &n); err != nil {
+			return ActivitySet{}, err
+		}
+		s.Watermark = n.String()
+	}
+	return s, nil
+}
+
+// sparseView keeps what a sparse decoding promises of an activity.
+func sparseView(a *activity.Activity) *activity.Activity {
+	if a == nil {
+		return nil
+	}
+	v := &activity.Activity{Type: a.Type, ID: a.ID, Timestamp: a.Timestamp, ReplyToID: a.ReplyToID}
+	if a.From != nil {
+		v.From = &activity.ChannelAccount{ID: a.From.ID, Name: a.From.Name, Role: a.From.Role}
+	}
+	if a.ChannelData != nil {
+		v.ChannelData = map[string]json.RawMessage{}
+		for _, k := range []string{activity.KeySequenceID, activity.KeyClientActivityID} {
+			if raw, ok := a.ChannelData[k]; ok {
+				v.ChannelData[k] = raw
+			}
+		}
+	}
+	return v
+}
+
+// FuzzActivitySetDecode: the client's single-pass decoding of a frame agrees with encoding/json
+// (same error or none, same set and digests); the sparse decoding accepts every frame the full
+// one accepts, refuses every frame that is not JSON, and holds the same id, type, timestamp,
+// replyToId, from, sort key and clientActivityID.
+func FuzzActivitySetDecode(f *testing.F) {
+	f.Add([]byte(`{"activities":[{"type":"message","id":"c|0000001","timestamp":"2026-01-01T00:00:00Z","from":{"id":"u","role":"user"},"channelData":{"webchat:sequence-id":1,"clientActivityID":"x"}}],"watermark":"1"}`))
+	f.Add([]byte(`{"Activities":[{"id":"a","id":null},null],"WATERMARK":3,"activities":[{"from":null,"channelData":{"webchat:sequence-id":2,"webchat:sequence-id":"3"}}]}`))
+	f.Add([]byte(`{"activities":[{"type":5}],"watermark":true}`))
+	f.Add([]byte(` {"activities":[ {"replyToId":"r","from":{"role":"bot","x":[1,{"}":"]"}]}} , {} ]} `))
+	f.Add([]byte(`{"activities":[{"from":[]}]}`))
+	f.Add([]byte(`{"activities":{}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		want, werr := referenceSet(data)
+		var got, sparse ActivitySet
+		gerr := got.decode(data, false)
+		if (werr == nil) != (gerr == nil) {
+			t.Fatalf("%q: encoding/json %v, decode %v", data, werr, gerr)
+		}
+		if werr == nil && !reflect.DeepEqual(want, got) {
+			t.Fatalf("%q: encoding/json %+v, decode %+v", data, want, got)
+		}
+		serr := sparse.decode(data, true)
+		if serr == nil && !json.Valid(data) {
+			t.Fatalf("%q: sparse decoding accepted what is not JSON", data)
+		}
+		if werr != nil {
+			return
+		}
+		if serr != nil {
+			t.Fatalf("%q: sparse decoding refused a set the full one accepts: %v", data, serr)
+		}
+		if sparse.Watermark != want.Watermark || !reflect.DeepEqual(sparse.digests, want.digests) || len(sparse.Activities) != len(want.Activities) {
+			t.Fatalf("%q: sparse %+v, full %+v", data, sparse, want)
+		}
+		for i, a := range want.Activities {
+			if v := sparseView(a); !reflect.DeepEqual(v, sparse.Activities[i]) {
+				t.Fatalf("%q: activity %d sparse %+v, want %+v", data, i, sparse.Activities[i], v)
+			}
 		}
 	})
 }

@@ -41,6 +41,12 @@ type SubscribeOptions struct {
 	// OnEvent, when set, receives every Event, from the Subscription's goroutine, in order with
 	// the deliveries. It must not block.
 	OnEvent func(Event)
+	// Sparse decodes of each received activity only what ordering and matching it to what was
+	// posted need: type, id, timestamp, replyToId, from (id, name, role) and, of channelData,
+	// webchat:sequence-id and clientActivityID; every other member is left unset and unchecked.
+	// Duplicates are still told from revisions by the whole activity as received. For load
+	// generators and monitors, which would otherwise spend most of their time decoding.
+	Sparse bool
 }
 
 // Subscription delivers a conversation's activities in position order on C until Close, the
@@ -202,7 +208,7 @@ func (s *Subscription) read(ws *websocket.Conn, frames chan<- frame, stop <-chan
 		}
 		var f frame
 		f.at = at
-		if err := decodeAnswer(data, &f.set); err != nil {
+		if err := f.set.decode(data, s.opts.Sparse); err != nil {
 			f.bad = fmt.Errorf("stream frame: %w", err)
 		}
 		select {
@@ -289,7 +295,7 @@ func (s *Subscription) fill() {
 			return
 		}
 		before := s.seq.next
-		set, err := conv.Activities(s.ctx, s.seq.watermark())
+		set, err := conv.activities(s.ctx, s.seq.watermark(), s.opts.Sparse)
 		if err != nil {
 			if s.ctx.Err() == nil {
 				// Try again after another GapWait rather than call the hole lost.
@@ -370,7 +376,7 @@ func (s *Subscription) runPoll() {
 	interval := s.conv.c.opts.PollInterval
 	for {
 		start := time.Now()
-		set, err := s.conv.Activities(s.ctx, wm)
+		set, err := s.conv.activities(s.ctx, wm, s.opts.Sparse)
 		switch {
 		case s.ctx.Err() != nil:
 			s.finish(nil)

@@ -30,6 +30,12 @@ type session struct {
 
 func open(t *testing.T, srv *clienttest.Server, tr client.Transport) *session {
 	t.Helper()
+	return openWith(t, srv, client.SubscribeOptions{Transport: tr})
+}
+
+// openWith is open with the subscription's options (OnEvent is set to record events).
+func openWith(t *testing.T, srv *clienttest.Server, o client.SubscribeOptions) *session {
+	t.Helper()
 	c, err := client.New(client.Options{
 		BaseURL:        srv.URL,
 		Secret:         clienttest.Secret,
@@ -47,11 +53,12 @@ func open(t *testing.T, srv *clienttest.Server, tr client.Transport) *session {
 		t.Fatal(err)
 	}
 	s := &session{t: t, conv: conv}
-	s.sub, err = conv.Subscribe(ctx, client.SubscribeOptions{Transport: tr, OnEvent: func(e client.Event) {
+	o.OnEvent = func(e client.Event) {
 		s.mu.Lock()
 		s.events = append(s.events, e)
 		s.mu.Unlock()
-	}})
+	}
+	s.sub, err = conv.Subscribe(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,5 +365,63 @@ func TestSubscribeWithStaleStreamURLReconnects(t *testing.T) {
 	}
 	if d := <-sub.C; d.Activity.Text != "hi" || d.Source != client.SourceStream {
 		t.Errorf("got %+v", d)
+	}
+}
+
+// TestSparseSubscription: a sparse subscription delivers the same positions, matching keys and
+// events as a full one, over the stream, a gap fill and polling, and leaves the other members
+// unset; PostJSON posts an encoded activity as it is.
+func TestSparseSubscription(t *testing.T) {
+	tests := []struct {
+		name  string
+		tr    client.Transport
+		fault clienttest.Fault
+		kind  client.EventKind
+	}{
+		{"stream", client.WebSocket, nil, 0},
+		{"duplicate on the stream", client.WebSocket, clienttest.Duplicate(clienttest.Text("m1")), client.EventDuplicate},
+		{"reordered stream", client.WebSocket, clienttest.Swap(clienttest.Text("m1")), client.EventOutOfOrder},
+		{"dropped echo filled from GET", client.WebSocket, clienttest.Drop(clienttest.Text("m1")), client.EventGapFilled},
+		{"polling", client.Polling, nil, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := openWith(t, clienttest.Start(t, clienttest.Options{Bot: true, Fault: tt.fault}), client.SubscribeOptions{Transport: tt.tr, Sparse: true})
+			var ids []string
+			for i := range 3 {
+				text := fmt.Sprint("m", i)
+				id, err := s.conv.PostJSON(context.Background(), []byte(`{"type":"message","from":{"id":"u1","role":"user"},"text":"`+text+`","channelData":{"clientActivityID":"c-`+text+`"}}`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, id)
+			}
+			ds := s.receive(6)
+			checkContiguous(t, ds, 1, 1)
+			for i, d := range ds {
+				a := d.Activity
+				if a.Text != "" || a.Recipient != nil || a.Conversation != nil || a.ChannelID != "" {
+					t.Errorf("delivery %d decoded more than the sparse members: %+v", i, a)
+				}
+				if seq, ok := a.SequenceID(); !ok || seq != d.Seq || a.Timestamp == "" || a.Type != "message" {
+					t.Errorf("delivery %d at %d: sequence id %d %v, timestamp %q, type %q", i, d.Seq, seq, ok, a.Timestamp, a.Type)
+				}
+				switch {
+				case i%2 == 0 && (a.ID != ids[i/2] || a.ClientActivityID() != fmt.Sprint("c-m", i/2) || a.From == nil || a.From.Role != "user" || a.From.ID != "u1"):
+					t.Errorf("echo %d: %+v (from %+v), want id %s", i, a, a.From, ids[i/2])
+				case i%2 == 1 && (a.ReplyToID != ids[i/2] || a.From == nil || a.From.Role != "bot"):
+					t.Errorf("reply %d: %+v (from %+v), want a reply to %s", i, a, a.From, ids[i/2])
+				}
+			}
+			k := s.kinds()
+			if tt.kind != 0 && (len(k[tt.kind]) == 0 || len(k[tt.kind]) > 2) {
+				t.Errorf("%s events %v, want one or two", tt.kind, k[tt.kind])
+			}
+			for kind, es := range k {
+				if kind != tt.kind && kind != client.EventGapSkipped {
+					t.Errorf("unexpected %s events: %v", kind, es)
+				}
+			}
+		})
 	}
 }
