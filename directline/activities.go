@@ -72,7 +72,7 @@ func (s *Server) postActivity(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	a, err := activity.Decode(body)
+	a, err := activity.DecodeFast(body)
 	if err != nil {
 		return err
 	}
@@ -156,10 +156,18 @@ func (s *Server) post(ctx context.Context, cred credential, conv store.Conversat
 	if conv, err = s.joinUser(ctx, conv, res.Activity.From); err != nil {
 		return "", err
 	}
-	if err := s.bot.Deliver(ctx, conv, res.Activity, ackTimeout); err != nil {
+	if err := s.deliver(ctx, conv, res.Entry, ackTimeout); err != nil {
 		return "", err
 	}
 	return res.Activity.ID, nil
+}
+
+// deliver hands a stored entry's activity to the bot, with the store's encoding when it has one.
+func (s *Server) deliver(ctx context.Context, conv store.Conversation, e store.Entry, ackTimeout time.Duration) error {
+	if jb, ok := s.bot.(jsonBot); ok && e.JSON != nil {
+		return jb.DeliverJSON(ctx, conv, e.Activity, e.JSON, ackTimeout)
+	}
+	return s.bot.Deliver(ctx, conv, e.Activity, ackTimeout)
 }
 
 // logPageSize is how many entries the log export reads per store call.

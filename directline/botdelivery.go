@@ -56,6 +56,20 @@ func (b *BotClient) Deliver(ctx context.Context, conv store.Conversation, a *act
 	return err
 }
 
+// DeliverJSON is Deliver for an activity already encoded: body is a as activity.Encode writes
+// it (store.Entry.JSON), sent without encoding a again.
+func (b *BotClient) DeliverJSON(ctx context.Context, conv store.Conversation, a *activity.Activity, body []byte, ackTimeout time.Duration) error {
+	endpoint := conv.BotEndpoint
+	if endpoint == "" {
+		endpoint = b.Endpoint
+	}
+	if endpoint == "" || endpoint == BotEndpointNone {
+		return nil
+	}
+	_, err := b.Client.DeliverJSONWithin(ctx, endpoint, a, body, ackTimeout)
+	return err
+}
+
 // checkBotEndpoint validates a per-conversation bot endpoint: "none" or an absolute http(s) URL.
 func checkBotEndpoint(endpoint string) error {
 	if endpoint == BotEndpointNone {

@@ -87,6 +87,12 @@ type Bot interface {
 	Deliver(ctx context.Context, conv store.Conversation, a *activity.Activity, ackTimeout time.Duration) error
 }
 
+// jsonBot is a Bot that can send an activity the store has already encoded (store.Entry.JSON)
+// instead of encoding it again; BotClient is one.
+type jsonBot interface {
+	DeliverJSON(ctx context.Context, conv store.Conversation, a *activity.Activity, body []byte, ackTimeout time.Duration) error
+}
+
 // Metrics records HTTP requests and serves the service's metrics; *metrics.Metrics implements it.
 type Metrics interface {
 	// ObserveRequest is called once per request when it ends (a WebSocket stream's once it is

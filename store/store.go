@@ -53,6 +53,11 @@ type Entry struct {
 	// Ephemeral entries (typing activities, plain or livestream revisions) are delivered live but
 	// never returned by ReadAfter (DESIGN invariant 8).
 	Ephemeral bool
+	// JSON, when not nil, is Activity as activity.Encode writes it, made by the store while it had
+	// the encoding at hand, so that fan-out and bot delivery need not encode the activity again.
+	// It is shared between the copies of an entry and must not be modified. Nil means unknown:
+	// encode Activity.
+	JSON []byte
 }
 
 // Member is a member of a conversation (Bot Connector ChannelAccount).

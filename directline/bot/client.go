@@ -205,16 +205,23 @@ func (c *Client) Deliver(ctx context.Context, endpoint string, a *activity.Activ
 // longer one, as Web Chat waits longer for activities with attachments); ackTimeout <= 0 means
 // Options.AckTimeout. Options.Timeout still bounds the request.
 func (c *Client) DeliverWithin(ctx context.Context, endpoint string, a *activity.Activity, ackTimeout time.Duration) (Result, error) {
+	body, err := activity.AppendJSON(nil, a)
+	if err != nil {
+		return Result{}, fmt.Errorf("bot: encode activity: %w", err)
+	}
+	return c.DeliverJSONWithin(ctx, endpoint, a, body, ackTimeout)
+}
+
+// DeliverJSONWithin is DeliverWithin for an activity already encoded: body is a as
+// activity.Encode writes it (the store's store.Entry.JSON), sent as is; a names the activity in
+// logs. body is not modified and may be shared.
+func (c *Client) DeliverJSONWithin(ctx context.Context, endpoint string, a *activity.Activity, body []byte, ackTimeout time.Duration) (Result, error) {
 	if ackTimeout <= 0 {
 		ackTimeout = c.opts.AckTimeout
 	}
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return Result{}, fmt.Errorf("%w: %q", ErrBadEndpoint, endpoint)
-	}
-	body, err := activity.Encode(a)
-	if err != nil {
-		return Result{}, fmt.Errorf("bot: encode activity: %w", err)
 	}
 	c.mu.Lock()
 	if c.closed {

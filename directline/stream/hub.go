@@ -193,7 +193,7 @@ func (h *Hub) OnCommit(conversationID string, entries []store.Entry) {
 	if n == 0 {
 		return
 	}
-	// Encode once for every subscriber, outside the shard lock.
+	// Encoded once for every subscriber (by the store, as a rule), outside the shard lock.
 	items := make([]*item, 0, len(entries))
 	for _, e := range entries {
 		it, err := newItem(e)
@@ -327,10 +327,14 @@ type item struct {
 	json      []byte
 }
 
+// newItem takes the entry's JSON when the store made it, else encodes the activity.
 func newItem(e store.Entry) (*item, error) {
-	b, err := activity.Encode(e.Activity)
-	if err != nil {
-		return nil, err
+	b := e.JSON
+	if b == nil {
+		var err error
+		if b, err = activity.AppendJSON(nil, e.Activity); err != nil {
+			return nil, err
+		}
 	}
 	return &item{seq: e.Seq, ephemeral: e.Ephemeral, json: b}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/directline-go/directline/activity"
 	"github.com/directline-go/directline/store"
 )
 
@@ -280,5 +281,32 @@ func TestLateTypingBelowWatermarkDropped(t *testing.T) {
 				t.Fatalf("live %v, want [4]", got)
 			}
 		})
+	}
+}
+
+// A live entry that carries the store's encoding (store.Entry.JSON) goes out as those bytes; one
+// without is encoded from its activity.
+func TestLiveEntryJSONSentAsIs(t *testing.T) {
+	log := newMemLog()
+	hub := NewHub(log, Options{})
+	sub, err := hub.Subscribe("c", 0, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	withJSON := log.append("c", message("a"), false)
+	withJSON.JSON = []byte(`{"type":"message","text":"as the store encoded it"}`)
+	plain := log.append("c", message("b"), false)
+	want, err := activity.Encode(plain.Activity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub.OnCommit("c", []store.Entry{withJSON, plain})
+	f, err := sub.Next(context.Background())
+	if err != nil || len(f.Activities) != 2 || f.Watermark != 2 {
+		t.Fatalf("frame %+v, %v", f, err)
+	}
+	if string(f.Activities[0]) != string(withJSON.JSON) || string(f.Activities[1]) != string(want) {
+		t.Fatalf("frame activities %s and %s, want %s and %s", f.Activities[0], f.Activities[1], withJSON.JSON, want)
 	}
 }

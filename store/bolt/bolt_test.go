@@ -292,3 +292,54 @@ func TestLongClientActivityIDs(t *testing.T) {
 	}
 	resend("in the index")
 }
+
+// TestAppendEntryJSON: an append's entry carries the stamped activity's encoding, the same bytes
+// for the caller and the commit hook, whatever id, timestamp or sequence id the writer sent; the
+// record read back decodes to the same activity.
+func TestAppendEntryJSON(t *testing.T) {
+	var hooked []store.Entry
+	s, err := Open(filepath.Join(t.TempDir(), "json.db"), Options{NoSync: true, OnCommit: func(_ string, entries []store.Entry) {
+		hooked = append(hooked, entries...)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if _, _, err := s.CreateConversation(ctx, store.Conversation{ID: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	inputs := []string{
+		`{"type":"message","text":"plain"}`,
+		`{"type":"message","id":"forged","timestamp":"2000-01-01T00:00:00.000Z","channelData":{"webchat:sequence-id":99,"zz":1,"a":[1, 2]},"from":{"id":"u","x":{ }},"locale":"en-US"}`,
+		`{"type":"typing","entities":[{"type":"streaminfo"}]}`,
+		`{"text":"no type","channelData":{}}`,
+	}
+	for i, in := range inputs {
+		a, err := activity.Decode([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Append(ctx, "c", a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := activity.Encode(res.Activity)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(res.JSON) != string(want) {
+			t.Errorf("%s: result JSON\n %s\nwant %s", in, res.JSON, want)
+		}
+		if h := hooked[i]; string(h.JSON) != string(want) || h.Seq != res.Seq {
+			t.Errorf("%s: hook entry seq %d JSON %s, want seq %d %s", in, h.Seq, h.JSON, res.Seq, want)
+		}
+		log, err := s.ReadLog(ctx, "c", res.Seq-1, 1)
+		if err != nil || len(log) != 1 {
+			t.Fatalf("ReadLog: %v %v", log, err)
+		}
+		if got, _ := activity.Encode(log[0].Activity); string(got) != string(want) {
+			t.Errorf("%s: read back as %s, want %s", in, got, want)
+		}
+	}
+}

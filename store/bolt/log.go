@@ -43,11 +43,13 @@ func (s *Store) AppendIf(ctx context.Context, conversationID string, a *activity
 		cid = nil
 	}
 	// Encoding and copying happen here, on the caller's goroutine, to keep the writer's share of
-	// each append small.
-	body, err := in.MarshalJSON()
+	// each append small: the record is the encoding without the stamp, and the writer splices
+	// the stamp into it for the entry's JSON, which the commit hook and the caller share.
+	u, err := activity.EncodeUnstamped(in)
 	if err != nil {
 		return store.AppendResult{}, err
 	}
+	body := u.JSON
 	h := header{kind: store.KindActivity}
 	if in.IsTyping() {
 		h.flags |= flagEphemeral
@@ -57,8 +59,10 @@ func (s *Store) AppendIf(ctx context.Context, conversationID string, a *activity
 		hooked = in.Clone()
 	}
 	var (
-		seq uint64
-		dup *store.Entry
+		seq     uint64
+		dup     *store.Entry
+		id, ts  string
+		encoded []byte
 	)
 	err = s.submit(ctx, func(b *batch) error {
 		c, err := b.conv(conversationID)
@@ -99,8 +103,10 @@ func (s *Store) AppendIf(ctx context.Context, conversationID string, a *activity
 		c.head.tsMs = h.tsMs
 		b.appended++
 		if hooked != nil {
-			stamp(hooked, conversationID, seq, h.tsMs)
-			b.emit(c, store.Entry{Seq: seq, Kind: store.KindActivity, Activity: hooked, Ephemeral: h.ephemeral()})
+			id, ts = activity.FormatID(conversationID, seq), formatTimestamp(h.tsMs)
+			encoded = u.AppendStamped(make([]byte, 0, len(body)+len(id)+len(ts)+stampRoom), id, seq, ts)
+			hooked.Stamp(id, seq, ts)
+			b.emit(c, store.Entry{Seq: seq, Kind: store.KindActivity, Activity: hooked, Ephemeral: h.ephemeral(), JSON: encoded})
 		}
 		return nil
 	})
@@ -110,8 +116,12 @@ func (s *Store) AppendIf(ctx context.Context, conversationID string, a *activity
 	if dup != nil {
 		return store.AppendResult{Entry: *dup, Duplicate: true}, nil
 	}
-	stamp(in, conversationID, seq, h.tsMs)
-	return store.AppendResult{Entry: store.Entry{Seq: seq, Kind: store.KindActivity, Activity: in, Ephemeral: h.ephemeral()}}, nil
+	if encoded == nil {
+		id, ts = activity.FormatID(conversationID, seq), formatTimestamp(h.tsMs)
+		encoded = u.AppendStamped(make([]byte, 0, len(body)+len(id)+len(ts)+stampRoom), id, seq, ts)
+	}
+	in.Stamp(id, seq, ts)
+	return store.AppendResult{Entry: store.Entry{Seq: seq, Kind: store.KindActivity, Activity: in, Ephemeral: h.ephemeral(), JSON: encoded}}, nil
 }
 
 // originalSeq maps an activity id of the conversation to the seq of its original record.
