@@ -129,7 +129,7 @@ func (b *bot) serveActivity(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cannot read body", http.StatusBadRequest)
 		return
 	}
-	in, err := activity.Decode(data)
+	in, err := activity.DecodeFast(data)
 	if err == nil {
 		err = in.Validate()
 	}
@@ -290,7 +290,7 @@ func (t *turn) send(ctx context.Context, a *activity.Activity) (string, error) {
 	if a.ReplyToID != "" {
 		endpoint += "/" + url.PathEscape(a.ReplyToID)
 	}
-	body, err := activity.Encode(a)
+	body, err := activity.AppendJSON(nil, a)
 	if err != nil {
 		return "", err
 	}
