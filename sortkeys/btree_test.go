@@ -8,7 +8,8 @@ import (
 
 // TestBtreeListMatchesSliceList drives the B-tree and the linear reference with the same random
 // insertions, removals, in-place key changes (Refresh), repositions and searches, over enough
-// units for three levels of nodes, and requires the same answers throughout.
+// units for three levels of nodes, and requires the same answers throughout. A reposition that
+// the B-tree settles from the unit's own path (staysPut) must be one the reference leaves in place.
 func TestBtreeListMatchesSliceList(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 7))
@@ -27,6 +28,7 @@ func TestBtreeListMatchesSliceList(t *testing.T) {
 		}
 		fast, ref := newBtreeList(), &sliceList{}
 		var in []*unit
+		stays := 0
 		for op := 0; op < 12000; op++ {
 			switch k := rng.IntN(20); {
 			case k < 11 || len(in) < 10:
@@ -54,8 +56,18 @@ func TestBtreeListMatchesSliceList(t *testing.T) {
 				randomize(u)
 				fast.Refresh(u)
 			default:
+				// Half the repositions keep the unit's keys, as most revisions in a replay do.
 				u := in[rng.IntN(len(in))]
-				randomize(u)
+				if rng.IntN(2) == 0 {
+					randomize(u)
+				}
+				fast.Refresh(u)
+				if fast.staysPut(u) {
+					stays++
+					if at, idx := ref.FirstGreater(u), ref.Index(u); at != idx+1 {
+						t.Fatalf("seed %d op %d: staysPut, but FirstGreater %d and index %d", seed, op, at, idx)
+					}
+				}
 				fast.Reposition(u)
 				ref.Reposition(u)
 			}
@@ -91,8 +103,70 @@ func TestBtreeListMatchesSliceList(t *testing.T) {
 				}
 			}
 		}
+		if stays < 10 {
+			t.Fatalf("seed %d: only %d repositions took the stays-put path", seed, stays)
+		}
 		if h := height(&Replay{st: &state{eng: &genC{list: fast}}}); h < 3 {
 			t.Fatalf("seed %d: the tree has %v levels; the test needs at least 3", seed, h)
 		}
+	}
+}
+
+// TestBtreeRepositionInPlace builds the list as a replay does, every unit inserted where
+// FirstGreater puts it, then repositions units with unchanged or nudged keys, most of which stay
+// where they are: the B-tree must agree with the linear reference, and the stays-put path must
+// have been taken often.
+func TestBtreeRepositionInPlace(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	fast, ref := newBtreeList(), &sliceList{}
+	var in []*unit
+	clock := 0.0
+	for n := 0; n < 6000; n++ {
+		clock += float64(rng.IntN(3))
+		u := &unit{kind: unitKind(rng.IntN(3)), ts: num(clock), lts: num(clock - float64(rng.IntN(5)))}
+		switch rng.IntN(12) {
+		case 0:
+			u.ts = undef
+		case 1:
+			u.ts = num(math.NaN())
+		}
+		i := ref.FirstGreater(u)
+		fast.Insert(u, i)
+		ref.Insert(u, i)
+		in = append(in, u)
+	}
+	stays := 0
+	for op := 0; op < 6000; op++ {
+		u := in[rng.IntN(len(in))]
+		if rng.IntN(3) == 0 {
+			// The most recent units are revised most often.
+			u = in[len(in)-1-rng.IntN(min(len(in), 20))]
+		}
+		if rng.IntN(4) == 0 && u.ts.isNumber() {
+			u.ts = num(u.ts.v + float64(rng.IntN(3)))
+		}
+		fast.Refresh(u)
+		if fast.staysPut(u) {
+			stays++
+			if at, idx := ref.FirstGreater(u), ref.Index(u); at != idx+1 {
+				t.Fatalf("op %d: staysPut, but FirstGreater %d and index %d", op, at, idx)
+			}
+		}
+		fast.Reposition(u)
+		ref.Reposition(u)
+		if i := ref.Index(u); fast.Index(u) != i || fast.At(i) != u {
+			t.Fatalf("op %d: unit at %d, want %d", op, fast.Index(u), i)
+		}
+	}
+	i := 0
+	fast.Each(func(u *unit) bool {
+		if ref.At(i) != u {
+			t.Fatalf("Each differs at %d", i)
+		}
+		i++
+		return true
+	})
+	if stays < 1000 {
+		t.Fatalf("only %d of 6000 repositions took the stays-put path", stays)
 	}
 }

@@ -3,6 +3,7 @@ package sortkeys
 import (
 	"math"
 	"sort"
+	"unsafe"
 
 	"github.com/directline-go/directline/activity"
 )
@@ -278,23 +279,21 @@ func (g *genC) upsert(r *record) {
 
 // partGrouping is the activity's HowTo part grouping (activity.PartGrouping). The reader depends
 // on the entities alone, and the revisions of a part usually repeat them byte for byte, so results
-// are remembered per entities JSON (a bounded memo).
+// are remembered per entities JSON. The memo's keys share the bytes of the activities, which the
+// replay keeps anyway, so an entry costs a map slot and no copy.
 func (g *genC) partGrouping(r *record) (string, *float64, bool) {
 	if !r.mayPartOf {
 		return "", nil, false
 	}
-	if p, ok := g.partMemo[string(r.rawEntities())]; ok {
+	ents := r.rawEntities()
+	key := unsafe.String(unsafe.SliceData(ents), len(ents))
+	if p, ok := g.partMemo[key]; ok {
 		return p.gid, p.pos, p.ok
 	}
 	gid, pos, ok := r.act.PartGrouping()
-	if len(g.partMemo) >= partMemoSize {
-		clear(g.partMemo)
-	}
-	g.partMemo[string(r.rawEntities())] = partResult{gid, pos, ok}
+	g.partMemo[key] = partResult{gid, pos, ok}
 	return gid, pos, ok
 }
-
-const partMemoSize = 4096
 
 type partResult struct {
 	gid string

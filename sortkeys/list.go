@@ -204,10 +204,9 @@ func (nd *bnode) closeAt(j int) {
 	nd.n--
 }
 
-// splitKid moves the upper half of p's full kid j into a new node at entry j+1.
-func (p *bnode) splitKid(j int) {
+// splitKid moves the entries of p's full kid j from h on into a new node at entry j+1.
+func (p *bnode) splitKid(j, h int) {
 	c := p.kids[j]
-	h := c.n / 2
 	s := &bnode{parent: p, leaf: c.leaf, n: c.n - h}
 	if c.leaf {
 		copy(s.units[:], c.units[h:c.n])
@@ -242,6 +241,17 @@ func newBtreeList() *btreeList { return &btreeList{} }
 
 func (t *btreeList) Len() int { return t.size }
 
+// splitPoint is where a full node is split for an insertion at index i of the n units under it:
+// in half, except for an insertion at its end, the common case of a replay whose timestamps
+// grow, where the node stays full and the new one takes only what comes next; nodes filled by
+// appends then stay full instead of half empty.
+func splitPoint(i, n int) int {
+	if i >= n {
+		return bmax - 1
+	}
+	return bmax / 2
+}
+
 // Insert descends to the leaf position i, splitting full nodes on the way down so that the leaf
 // has room and a split never climbs back up; the counts and maxima of the path grow on the way.
 func (t *btreeList) Insert(u *unit, i int) {
@@ -256,7 +266,7 @@ func (t *btreeList) Insert(u *unit, i int) {
 		r.cnt[0] = n
 		t.root.parent = r
 		t.root = r
-		r.splitKid(0)
+		r.splitKid(0, splitPoint(i, n))
 	}
 	a := unitAggs(u)
 	nd := t.root
@@ -267,7 +277,7 @@ func (t *btreeList) Insert(u *unit, i int) {
 			j++
 		}
 		if nd.kids[j].n == bmax {
-			nd.splitKid(j)
+			nd.splitKid(j, splitPoint(i, nd.cnt[j]))
 			if i > nd.cnt[j] {
 				i -= nd.cnt[j]
 				j++
@@ -386,6 +396,9 @@ func lift(m, was, now aggs) (aggs, bool) {
 // the unit after it does (compare(u, u) is never > 0, so FirstGreater skips u itself).
 func (t *btreeList) Reposition(u *unit) {
 	t.Refresh(u)
+	if t.staysPut(u) {
+		return
+	}
 	idx, at := t.Index(u), t.FirstGreater(u)
 	if at == idx+1 {
 		return
@@ -395,6 +408,35 @@ func (t *btreeList) Reposition(u *unit) {
 		at--
 	}
 	t.Insert(u, at)
+}
+
+// staysPut reports, from u's own root-to-leaf path, that FirstGreater(u) is u's index + 1: no
+// unit before u compares greater than u (the entries before u's slot at every level, through
+// their maxima) and the unit after u does, or u is the last. false means only that the path
+// cannot tell (u is last in its leaf but not in the list) or that u moves.
+func (t *btreeList) staysPut(u *unit) bool {
+	nd := u.leaf
+	i := unitSlot(u)
+	lastInLeaf := i == nd.n-1
+	s, any := greaterSearch(u)
+	// The next unit's keys are in the leaf: it compares greater exactly when it passes the search.
+	if !lastInLeaf && (!any || s.next(nd, i+1) != i+1) {
+		return false
+	}
+	if any && s.next(nd, 0) < i {
+		return false
+	}
+	atEnd := lastInLeaf
+	for nd.parent != nil {
+		p := nd.parent
+		j := p.slotOf(nd)
+		if any && s.next(p, 0) < j {
+			return false
+		}
+		atEnd = atEnd && j == p.n-1
+		nd = p
+	}
+	return !lastInLeaf || atEnd
 }
 
 // A search asks for the first entry whose keys pass one test; the tests are exact for a subtree
@@ -490,19 +532,29 @@ func firstIn(nd *bnode, base int, s *search, from int) int {
 // FirstGreater evaluates greater(X, q) through the keys: a unit passes exactly when greater holds
 // (WEBCHAT-ORDERING §4.3 step 5).
 func (t *btreeList) FirstGreater(q *unit) int {
+	s, any := greaterSearch(q)
+	if !any {
+		return t.size
+	}
+	return t.first(&s, 0)
+}
+
+// greaterSearch is the search for units X with greater(X, q); any is false when no unit can
+// compare greater than q.
+func greaterSearch(q *unit) (s search, any bool) {
 	qPlainLts := q.kind == unitActivity && q.lts.isNumber()
-	s := search{v: q.ts.v, lts: q.lts.v, plainLts: qPlainLts}
+	s = search{v: q.ts.v, lts: q.lts.v, plainLts: qPlainLts}
 	switch {
 	case q.ts.isNumber():
 		s.mode = searchTs
 	case !qPlainLts:
-		return t.size
+		return s, false
 	case q.ts.def: // NaN: only the localTimestamp fallback against units without ts can win
 		s.mode = searchLtsUndef
 	default:
 		s.mode = searchLtsAll
 	}
-	return t.first(&s, 0)
+	return s, true
 }
 
 func (t *btreeList) FirstSeqAbove(v float64, from int) int {
