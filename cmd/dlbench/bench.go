@@ -48,14 +48,21 @@ type config struct {
 
 // bench is one load run.
 type bench struct {
-	cfg    config
-	http   *http.Client
-	bot    bool
-	post   *latency
-	echo   *latency
-	reply  *latency
-	errs   *counter
-	verify *verifier
+	cfg  config
+	http *http.Client
+	// shared is http's transport: the users' own transports send through it what they do not
+	// send themselves.
+	shared http.RoundTripper
+	// userConns gives each user a connection of its own (userTransport); idle mode shares the
+	// pool instead, so that the server's memory per stream does not include an idle HTTP
+	// connection per stream.
+	userConns bool
+	bot       bool
+	post      *latency
+	echo      *latency
+	reply     *latency
+	errs      *counter
+	verify    *verifier
 
 	received atomic.Int64
 	measured atomic.Int64
@@ -66,14 +73,17 @@ type bench struct {
 }
 
 func newBench(cfg config) *bench {
+	shared := bot.PooledTransport(cfg.Concurrency + 16)
 	return &bench{
-		cfg:    cfg,
-		http:   &http.Client{Timeout: 30 * time.Second, Transport: bot.PooledTransport(cfg.Concurrency + 16)},
-		post:   newLatency(),
-		echo:   newLatency(),
-		reply:  newLatency(),
-		errs:   newCounter(),
-		verify: newVerifier(),
+		cfg:       cfg,
+		http:      &http.Client{Timeout: exchangeTimeout, Transport: shared},
+		shared:    shared,
+		userConns: true,
+		post:      newLatency(),
+		echo:      newLatency(),
+		reply:     newLatency(),
+		errs:      newCounter(),
+		verify:    newVerifier(),
 	}
 }
 
@@ -135,6 +145,11 @@ func (b *bench) newClient(ctx context.Context, user string) (*client.Client, err
 		PollInterval:   b.cfg.PollInterval,
 		ReconnectDelay: time.Second,
 	}
+	if b.userConns {
+		// No client timeout: it would cost a context and a timer per request; the transport
+		// bounds each exchange itself.
+		o.HTTPClient = &http.Client{Transport: newUserTransport(b.cfg.Base, b.shared)}
+	}
 	if b.cfg.TokenEndpoint != "" {
 		tok, err := b.fetchToken(ctx, user)
 		if err != nil {
@@ -186,29 +201,32 @@ type message struct {
 	clientID string
 	id       string
 	start    time.Time
-	echoed   chan struct{}
-	replied  chan struct{}
 	echoAt   time.Time
 	replyAt  time.Time
 	echoes   int
 	replies  int
 }
 
-// conversation is one simulated user's conversation: the sender posts, the receiver matches
-// deliveries to messages and checks them.
+// conversation is one simulated user's conversation: it posts, and while it waits for an echo or
+// a reply it takes the subscription's deliveries itself, matches them to messages and checks
+// them. Handling deliveries on the sender's goroutine, rather than on one of their own, spares a
+// goroutine switch per delivery and per message; the subscription's buffer holds what arrives
+// while a POST is under way.
 type conversation struct {
 	b    *bench
 	user string
 	conv *client.Conversation
+	sub  *client.Subscription
 	// probe waits for replies without expecting them.
 	probe bool
+	// ended is set once the subscription's channel is closed.
+	ended bool
 
 	// body is the posted activity's JSON up to its number: the rest is the number, the
 	// clientActivityID and the closing brackets.
 	body  []byte
 	timer *time.Timer
 
-	mu       sync.Mutex
 	byClient map[string]*message
 	byID     map[string]*message
 	// early holds replies that came before the POST's answer gave their message's id.
@@ -218,42 +236,37 @@ type conversation struct {
 	hasLast bool
 }
 
-// open starts a user's conversation and subscription; the receiver goroutine runs until done is
-// closed (after the subscription ends).
-func (b *bench) open(ctx context.Context, n int, measure bool) (cv *conversation, sub *client.Subscription, done chan struct{}, ok bool) {
+// open starts a user's conversation and subscription.
+func (b *bench) open(ctx context.Context, n int, measure bool) (*conversation, bool) {
 	user := fmt.Sprintf("dlbench-%d-%s", n, uuid.NewString()[:8])
 	c, err := b.newClient(ctx, user)
 	if err != nil {
 		b.errs.add(errorKey("token endpoint", err))
-		return nil, nil, nil, false
+		return nil, false
 	}
 	conv, err := c.StartConversation(ctx)
 	if err != nil {
 		b.errs.add(errorKey("POST conversations", err))
-		return nil, nil, nil, false
+		return nil, false
 	}
-	cv = &conversation{b: b, user: user, conv: conv, probe: !measure, byClient: map[string]*message{}, byID: map[string]*message{}, early: map[string][]client.Delivery{}}
+	cv := &conversation{b: b, user: user, conv: conv, probe: !measure, byClient: map[string]*message{}, byID: map[string]*message{}, early: map[string][]client.Delivery{}}
 	cv.body = messagePrefix(user)
-	sub, err = conv.Subscribe(ctx, client.SubscribeOptions{Transport: b.transport(), OnEvent: cv.event, Sparse: true})
+	cv.sub, err = conv.Subscribe(ctx, client.SubscribeOptions{Transport: b.transport(), OnEvent: cv.event, Sparse: true})
 	if err != nil {
 		b.errs.add(errorKey("open stream", err))
-		return nil, nil, nil, false
+		return nil, false
 	}
-	done = make(chan struct{})
-	go func() {
-		defer close(done)
-		for d := range sub.C {
-			cv.deliver(d)
-		}
-	}()
-	return cv, sub, done, true
+	return cv, true
 }
 
-// finish closes the subscription and, for measured conversations, checks what never came.
-func (cv *conversation) finish(sub *client.Subscription, done <-chan struct{}) {
-	sub.Close()
-	<-done
-	if err := sub.Err(); err != nil {
+// finish closes the subscription, takes what it still delivered and, for measured
+// conversations, checks what never came.
+func (cv *conversation) finish() {
+	cv.sub.Close()
+	for d := range cv.sub.C {
+		cv.deliver(d)
+	}
+	if err := cv.sub.Err(); err != nil {
 		cv.b.errs.add(errorKey("stream", err))
 	}
 	if !cv.probe {
@@ -264,7 +277,7 @@ func (cv *conversation) finish(sub *client.Subscription, done <-chan struct{}) {
 // runConversation is one simulated user from start to the last message. A probe (measure false)
 // waits for a reply even when no bot is expected, without counting a missing one as an error.
 func (b *bench) runConversation(ctx context.Context, n int, measure bool, messages int) bool {
-	cv, sub, done, ok := b.open(ctx, n, measure)
+	cv, ok := b.open(ctx, n, measure)
 	if !ok {
 		return false
 	}
@@ -283,7 +296,7 @@ func (b *bench) runConversation(ctx context.Context, n int, measure bool, messag
 			gotReply = true
 		}
 	}
-	cv.finish(sub, done)
+	cv.finish()
 	return gotReply
 }
 
@@ -315,11 +328,9 @@ func (cv *conversation) send(ctx context.Context, i int, measure bool) bool {
 	b := cv.b
 	// Unique in the conversation (the service deduplicates by clientActivityID there) and
 	// beyond: the user id holds a random part.
-	m := &message{clientID: cv.user + "." + strconv.Itoa(i), echoed: make(chan struct{}), replied: make(chan struct{})}
-	cv.mu.Lock()
+	m := &message{clientID: cv.user + "." + strconv.Itoa(i)}
 	cv.byClient[m.clientID] = m
 	cv.msgs = append(cv.msgs, m)
-	cv.mu.Unlock()
 	body := cv.messageBody(i, m.clientID)
 	m.start = time.Now()
 	b.sent.Add(1)
@@ -329,7 +340,6 @@ func (cv *conversation) send(ctx context.Context, i int, measure bool) bool {
 		b.errs.add(errorKey("POST activities", err))
 		return false
 	}
-	cv.mu.Lock()
 	m.id = id
 	cv.byID[id] = m
 	// The reply may have come before the POST's answer named the message.
@@ -337,7 +347,6 @@ func (cv *conversation) send(ctx context.Context, i int, measure bool) bool {
 		cv.gotReply(m, d)
 	}
 	delete(cv.early, id)
-	cv.mu.Unlock()
 	if measure {
 		b.post.add(postDone.Sub(m.start))
 	}
@@ -346,41 +355,36 @@ func (cv *conversation) send(ctx context.Context, i int, measure bool) bool {
 	} else {
 		cv.timer.Reset(b.cfg.Timeout)
 	}
-	timeout := cv.timer
-	defer timeout.Stop()
-	select {
-	case <-m.echoed:
-	case <-timeout.C:
+	defer cv.timer.Stop()
+	switch cv.wait(ctx, cv.timer.C, &m.echoes) {
+	case waitExpired:
 		b.errs.add("echo timeout")
 		return false
-	case <-ctx.Done():
+	case waitCanceled:
 		return false
 	}
 	end := m.echoAt
 	replied := false
 	if b.bot || cv.probe {
-		wait := timeout.C
+		expire := cv.timer.C
 		if cv.probe {
-			wait = time.After(min(b.cfg.Timeout, b.cfg.ProbeWait))
+			expire = time.After(min(b.cfg.Timeout, b.cfg.ProbeWait))
 		}
-		select {
-		case <-m.replied:
+		switch cv.wait(ctx, expire, &m.replies) {
+		case waitDone:
 			replied = true
 			end = m.replyAt
-		case <-wait:
+		case waitExpired:
 			if !cv.probe {
 				b.errs.add("reply timeout")
 			}
-		case <-ctx.Done():
 		}
 	}
 	if measure {
-		cv.mu.Lock()
 		b.echo.add(m.echoAt.Sub(m.start))
 		if replied && b.bot {
 			b.reply.add(m.replyAt.Sub(m.start))
 		}
-		cv.mu.Unlock()
 		b.measured.Add(1)
 		b.mu.Lock()
 		if b.first.IsZero() || m.start.Before(b.first) {
@@ -394,6 +398,39 @@ func (cv *conversation) send(ctx context.Context, i int, measure bool) bool {
 	return replied
 }
 
+// waitResult is how a wait ended.
+type waitResult int
+
+const (
+	waitDone waitResult = iota
+	// waitExpired: the time ran out, or the subscription ended, before it came.
+	waitExpired
+	waitCanceled
+)
+
+// wait takes deliveries until *count (a message's echoes or replies) is above zero, expire
+// fires, the subscription ends or ctx is done.
+func (cv *conversation) wait(ctx context.Context, expire <-chan time.Time, count *int) waitResult {
+	for *count == 0 {
+		if cv.ended {
+			return waitExpired
+		}
+		select {
+		case d, ok := <-cv.sub.C:
+			if !ok {
+				cv.ended = true
+				continue
+			}
+			cv.deliver(d)
+		case <-expire:
+			return waitExpired
+		case <-ctx.Done():
+			return waitCanceled
+		}
+	}
+	return waitDone
+}
+
 // deliver matches one delivery to the message it echoes or answers, and checks its sort keys and
 // position.
 func (cv *conversation) deliver(d client.Delivery) {
@@ -403,8 +440,6 @@ func (cv *conversation) deliver(d client.Delivery) {
 		return
 	}
 	cv.b.verify.sortKeys(cv.conv.ID, a)
-	cv.mu.Lock()
-	defer cv.mu.Unlock()
 	if d.HasSeq {
 		if cv.hasLast && d.Seq <= cv.lastSeq {
 			cv.b.verify.problem(catOrder, "%s: position %d delivered after %d", cv.conv.ID, d.Seq, cv.lastSeq)
@@ -418,7 +453,6 @@ func (cv *conversation) deliver(d client.Delivery) {
 		m.echoes++
 		if m.echoes == 1 {
 			m.echoAt = d.Received
-			close(m.echoed)
 		} else {
 			cv.b.verify.problem(catDuplicate, "%s: echo of %s delivered %d times", cv.conv.ID, a.ID, m.echoes)
 		}
@@ -434,12 +468,11 @@ func (cv *conversation) deliver(d client.Delivery) {
 	}
 }
 
-// gotReply records a bot reply to m; the caller holds cv.mu.
+// gotReply records a bot reply to m.
 func (cv *conversation) gotReply(m *message, d client.Delivery) {
 	m.replies++
 	if m.replies == 1 {
 		m.replyAt = d.Received
-		close(m.replied)
 		return
 	}
 	cv.b.verify.problem(catDuplicate, "%s: reply %s to %s is reply number %d", cv.conv.ID, d.Activity.ID, m.id, m.replies)
@@ -487,8 +520,6 @@ func (cv *conversation) event(e client.Event) {
 
 // check reports messages whose echo or expected reply never came.
 func (cv *conversation) check() {
-	cv.mu.Lock()
-	defer cv.mu.Unlock()
 	for _, m := range cv.msgs {
 		if m.id == "" {
 			continue

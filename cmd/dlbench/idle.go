@@ -13,8 +13,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/directline-go/directline/directline/client"
 )
 
 // IdleReport is the idle-mode report (JSON: idle).
@@ -29,17 +27,12 @@ type IdleReport struct {
 	Errors         ErrorReport `json:"errors"`
 }
 
-type idleStream struct {
-	cv   *conversation
-	sub  *client.Subscription
-	done chan struct{}
-}
-
 // runIdle opens cfg.Idle streams, holds them, optionally posts one message in each, and reports
 // the server's memory per stream.
 func runIdle(ctx context.Context, cfg config, stdout, stderr io.Writer) int {
 	b := newBench(cfg)
 	b.cfg.Transport = "ws"
+	b.userConns = false
 	rep := IdleReport{Streams: cfg.Idle}
 	measureRSS := cfg.ServerPID > 0 || cfg.MetricsURL != ""
 	if measureRSS {
@@ -51,13 +44,13 @@ func runIdle(ctx context.Context, cfg config, stdout, stderr io.Writer) int {
 		rep.RSSBeforeBytes = rss
 	}
 
-	streams := make([]idleStream, 0, cfg.Idle)
+	streams := make([]*conversation, 0, cfg.Idle)
 	var mu sync.Mutex
 	each(ctx, cfg.Idle, cfg.Concurrency, func(n int) {
-		cv, sub, done, ok := b.open(ctx, n, true)
+		cv, ok := b.open(ctx, n, true)
 		if ok {
 			mu.Lock()
-			streams = append(streams, idleStream{cv, sub, done})
+			streams = append(streams, cv)
 			mu.Unlock()
 		}
 	})
@@ -80,10 +73,10 @@ func runIdle(ctx context.Context, cfg config, stdout, stderr io.Writer) int {
 		}
 	}
 	if cfg.IdlePost {
-		each(ctx, len(streams), cfg.Concurrency, func(i int) { streams[i-1].cv.send(ctx, 0, true) })
+		each(ctx, len(streams), cfg.Concurrency, func(i int) { streams[i-1].send(ctx, 0, true) })
 	}
-	for _, s := range streams {
-		s.cv.finish(s.sub, s.done)
+	for _, cv := range streams {
+		cv.finish()
 	}
 	rep.Delivery = b.echo.summary()
 	rep.Errors.ByKind, rep.Errors.Total = b.errs.snapshot()
