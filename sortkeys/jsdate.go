@@ -31,8 +31,10 @@ const maxTimeValue = 8.64e15
 // environment the vectors were recorded in). Anything else, including V8's legacy formats, is
 // NaN.
 func parseDate[T string | []byte](s T) float64 {
-	if v, ok := parseUTCMillis(s); ok {
-		return v
+	if len(s) == 24 {
+		if v, ok := parseUTCMillis([]byte(s)); ok {
+			return v
+		}
 	}
 	p := dateParser[T]{s: s}
 	v, ok := p.parse()
@@ -184,28 +186,30 @@ func (p *dateParser[T]) parse() (float64, bool) {
 // fixed offsets instead of the general parser's steps; ok is false for any other form or for a
 // field out of range, which the general parser then judges. The value is computed as the general
 // parser computes it (TestParseUTCMillisMatchesParser).
-func parseUTCMillis[T string | []byte](s T) (float64, bool) {
-	if len(s) != 24 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' ||
-		s[19] != '.' || s[23] != 'Z' {
+func parseUTCMillis(s []byte) (float64, bool) {
+	if len(s) != 24 {
 		return 0, false
 	}
-	d := func(i int) int { return int(s[i]) - '0' }
-	bad := 0
-	for _, i := range [...]int{0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22} {
-		bad |= int(uint(d(i)) / 10)
-	}
-	if bad != 0 {
+	s = s[:24:24]
+	if s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != '.' || s[23] != 'Z' {
 		return 0, false
 	}
-	year := d(0)*1000 + d(1)*100 + d(2)*10 + d(3)
-	month, day := d(5)*10+d(6), d(8)*10+d(9)
-	hour, minute, sec := d(11)*10+d(12), d(14)*10+d(15), d(17)*10+d(18)
-	ms := d(20)*100 + d(21)*10 + d(22)
-	if month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || sec > 59 {
+	// Two-digit fields; a byte that is not a digit makes its field at least 100.
+	two := func(i int) int {
+		a, b := int(s[i])-'0', int(s[i+1])-'0'
+		if uint(a) > 9 || uint(b) > 9 {
+			return 100
+		}
+		return a*10 + b
+	}
+	hi, lo, msHi, ms1 := two(0), two(2), two(20), int(s[22])-'0'
+	month, day, hour, minute, sec := two(5), two(8), two(11), two(14), two(17)
+	if hi > 99 || lo > 99 || msHi > 99 || uint(ms1) > 9 || month < 1 || month > 12 || day < 1 || day > 31 ||
+		hour > 23 || minute > 59 || sec > 59 {
 		return 0, false
 	}
-	days := daysFromCivil(year, month, 1) + int64(day-1)
-	t := float64(days)*86400000 + float64(hour)*3600000 + float64(minute)*60000 + float64(sec)*1000 + float64(ms)
+	days := daysFromCivil(hi*100+lo, month, 1) + int64(day-1)
+	t := float64(days)*86400000 + float64(hour)*3600000 + float64(minute)*60000 + float64(sec)*1000 + float64(msHi*10+ms1)
 	return t, true
 }
 
@@ -234,6 +238,12 @@ func jsDateValue(raw json.RawMessage) float64 {
 	}
 	switch t[0] {
 	case '"':
+		if len(t) == 26 && t[25] == '"' {
+			// The fixed form holds no escape or control character: its inside is the string.
+			if v, ok := parseUTCMillis(t[1:25]); ok {
+				return v
+			}
+		}
 		if inner, ok := plainInner(t); ok {
 			return parseDate(inner)
 		}

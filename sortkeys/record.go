@@ -348,8 +348,29 @@ func scanFrom(d []byte, i int, fromID *[]byte, fromRole *string) (end int, ok bo
 			*fromRole, _ = internedOf(v)
 		}
 	}
-	if end, err := enterObject(d, i, read); err == nil {
-		return end, true, nil
+	// enterObject(d, i, read) written out: from is in nearly every activity, and the loop
+	// without a callback is the cheaper one.
+	if o, err := openObject(d, i); err == nil {
+		for {
+			key, vi, done, err := o.next()
+			if err != nil {
+				break
+			}
+			if done {
+				return o.i, true, nil
+			}
+			vend, err := skipStrict(d, vi)
+			if err != nil {
+				break
+			}
+			switch string(key) {
+			case "id":
+				*fromID = d[vi:vend]
+			case "role":
+				*fromRole, _ = internedOf(d[vi:vend])
+			}
+			o.skipTo(vend)
+		}
 	}
 	if end, err = skipValue(d, i); err != nil {
 		return 0, false, err
