@@ -11,7 +11,8 @@ import (
 
 // decode reads an ActivitySet (a stream frame or a GET answer) in one validating pass and one
 // split, without encoding/json's reflection: what a client does for every frame it receives.
-// With sparse, each activity is read by decodeSparse instead of activity.Decode.
+// With sparse, each activity is read by decodeSparse instead of activity.Decode. The set keeps
+// no reference to data.
 func (s *ActivitySet) decode(data []byte, sparse bool) error {
 	if !json.Valid(data) {
 		// encoding/json names the syntax error and where it is.
@@ -43,9 +44,9 @@ func (s *ActivitySet) decode(data []byte, sparse bool) error {
 		if activities[0] != '[' {
 			return errors.New("json: ActivitySet.activities must be an array")
 		}
-		n := countElements(activities)
-		s.Activities = make([]*activity.Activity, 0, n)
-		s.digests = make([]uint64, 0, n)
+		// A stream frame usually holds one activity.
+		s.Activities = make([]*activity.Activity, 0, 1)
+		s.digests = make([]uint64, 0, 1)
 		var err error
 		scanElements(activities, func(r []byte) {
 			if err != nil {
@@ -156,8 +157,9 @@ func decodeSparse(raw []byte) (*activity.Activity, error) {
 	if channelData != nil && string(channelData) != "null" {
 		cd := make(map[string]json.RawMessage, 2)
 		if !activity.ScanMembers(channelData, func(key, val []byte) {
+			// Copied: the frame's buffer is read into again.
 			if k := string(key); k == activity.KeySequenceID || k == activity.KeyClientActivityID {
-				cd[k] = val
+				cd[k] = bytes.Clone(val)
 			}
 		}) {
 			return nil, &activity.FieldError{Field: "channelData", Reason: "has the wrong type: expected an object"}
@@ -195,13 +197,6 @@ func scanElements(t []byte, f func(val []byte)) {
 		}
 		i = skipSpace(t, i+1)
 	}
-}
-
-// countElements is the number of elements of the JSON array t, which json.Valid accepted.
-func countElements(t []byte) int {
-	n := 0
-	scanElements(t, func([]byte) { n++ })
-	return n
 }
 
 func skipSpace(t []byte, i int) int {

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -191,11 +192,17 @@ type frame struct {
 }
 
 // read pumps one connection's frames until it fails or stop is closed. Empty frames are
-// keep-alives.
+// keep-alives. Every frame is read into the same buffer: a decoded set keeps no reference to it.
 func (s *Subscription) read(ws *websocket.Conn, frames chan<- frame, stop <-chan struct{}) {
+	var buf bytes.Buffer
 	for {
-		_, data, err := ws.ReadMessage()
+		buf.Reset()
+		_, r, err := ws.NextReader()
+		if err == nil {
+			_, err = buf.ReadFrom(r)
+		}
 		at := time.Now()
+		data := buf.Bytes()
 		if err != nil {
 			select {
 			case frames <- frame{err: err}:
