@@ -191,50 +191,43 @@ type frame struct {
 	err error
 }
 
-// read pumps one connection's frames until it fails or stop is closed. Empty frames are
-// keep-alives. Every frame is read into the same buffer: a decoded set keeps no reference to it.
-func (s *Subscription) read(ws *websocket.Conn, frames chan<- frame, stop <-chan struct{}) {
-	var buf bytes.Buffer
+// frameReader reads one connection's frames, all into the same buffer: a decoded set keeps no
+// reference to it.
+type frameReader struct {
+	ws     *websocket.Conn
+	buf    bytes.Buffer
+	sparse bool
+}
+
+// next reads the next frame; empty frames are keep-alives and skipped.
+func (r *frameReader) next() frame {
 	for {
-		buf.Reset()
-		_, r, err := ws.NextReader()
+		r.buf.Reset()
+		_, mr, err := r.ws.NextReader()
 		if err == nil {
-			_, err = buf.ReadFrom(r)
+			_, err = r.buf.ReadFrom(mr)
 		}
-		at := time.Now()
-		data := buf.Bytes()
+		f := frame{at: time.Now()}
 		if err != nil {
-			select {
-			case frames <- frame{err: err}:
-			case <-stop:
-			}
-			return
+			f.err = err
+			return f
 		}
-		if len(data) == 0 {
+		if r.buf.Len() == 0 {
 			continue
 		}
-		var f frame
-		f.at = at
-		if err := f.set.decode(data, s.opts.Sparse); err != nil {
+		if err := f.set.decode(r.buf.Bytes(), r.sparse); err != nil {
 			f.bad = fmt.Errorf("stream frame: %w", err)
 		}
-		select {
-		case frames <- f:
-		case <-stop:
-			return
-		}
+		return f
 	}
 }
 
 func (s *Subscription) runStream() {
 	for {
-		frames, stop := make(chan frame), make(chan struct{})
 		s.mu.Lock()
 		ws := s.ws
 		s.mu.Unlock()
-		go s.read(ws, frames, stop)
-		err := s.streamLoop(frames)
-		close(stop)
+		err := s.streamLoop(ws)
 		ws.Close()
 		if s.ctx.Err() != nil {
 			s.finish(nil)
@@ -247,40 +240,67 @@ func (s *Subscription) runStream() {
 	}
 }
 
-// streamLoop handles frames and gap fills until the connection fails (its error) or the
-// Subscription is closed (nil).
-func (s *Subscription) streamLoop(frames <-chan frame) error {
+// streamLoop handles one connection's frames and gap fills until the connection fails (its
+// error) or the Subscription is closed (nil). Without a hole in the sequence it reads the
+// connection itself, which spares a goroutine switch per frame; while a hole is open a helper
+// goroutine waits for the next frame, so that the hole's GapWait can run out meanwhile.
+func (s *Subscription) streamLoop(ws *websocket.Conn) error {
+	// Reading stops when the connection closes; Close closes it, and so must the end of the
+	// context.
+	stop := context.AfterFunc(s.ctx, func() { ws.Close() })
+	defer stop()
+	r := &frameReader{ws: ws, sparse: s.opts.Sparse}
+	// pending receives the helper's frame; nil while no helper is reading. Its buffer lets the
+	// helper end even when nobody takes the frame.
+	var pending chan frame
 	for {
-		var gap <-chan time.Time
-		if s.seq.gapOpen() {
-			gap = time.After(time.Until(s.seq.gapSince.Add(s.conv.c.gapWait)))
-		}
-		select {
-		case <-s.ctx.Done():
-			return nil
-		case f := <-frames:
-			if f.err != nil {
-				return f.err
+		var f frame
+		if pending == nil && !s.seq.gapOpen() {
+			f = r.next()
+		} else {
+			if pending == nil {
+				pending = make(chan frame, 1)
+				go func(out chan<- frame) { out <- r.next() }(pending)
 			}
-			if f.bad != nil {
-				s.event(Event{Kind: EventError, Err: f.bad, At: f.at})
+			var gap <-chan time.Time
+			if s.seq.gapOpen() {
+				gap = time.After(time.Until(s.seq.gapSince.Add(s.conv.c.gapWait)))
+			}
+			select {
+			case <-s.ctx.Done():
+				return nil
+			case f = <-pending:
+				pending = nil
+			case <-gap:
+				s.fill()
+				if !s.flush() {
+					return nil
+				}
 				continue
 			}
-			for i, a := range f.set.Activities {
-				if a != nil {
-					s.seq.feed(a, f.set.digest(i), SourceStream, f.at)
+		}
+		if f.err != nil {
+			if s.ctx.Err() != nil {
+				return nil
+			}
+			return f.err
+		}
+		if f.bad != nil {
+			s.event(Event{Kind: EventError, Err: f.bad, At: f.at})
+			continue
+		}
+		for i, a := range f.set.Activities {
+			if a != nil {
+				s.seq.feed(a, f.set.digest(i), SourceStream, f.at)
+			}
+		}
+		if f.set.Watermark != "" {
+			s.lastWM = f.set.Watermark
+			if w, err := strconv.ParseUint(f.set.Watermark, 10, 64); err == nil && len(f.set.Activities) > 0 {
+				if last := f.set.Activities[len(f.set.Activities)-1]; last != nil {
+					s.seq.frameEnd(last, w)
 				}
 			}
-			if f.set.Watermark != "" {
-				s.lastWM = f.set.Watermark
-				if w, err := strconv.ParseUint(f.set.Watermark, 10, 64); err == nil && len(f.set.Activities) > 0 {
-					if last := f.set.Activities[len(f.set.Activities)-1]; last != nil {
-						s.seq.frameEnd(last, w)
-					}
-				}
-			}
-		case <-gap:
-			s.fill()
 		}
 		if !s.flush() {
 			return nil
