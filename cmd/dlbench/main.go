@@ -71,7 +71,11 @@
 // are counted in skipped_positions and are not problems.
 //
 // dlbench runs with GOGC=400 unless the environment sets GOGC, to leave more CPU to a service on
-// the same machine.
+// the same machine. For the same reason each simulated user sends its requests over an HTTP/1.1
+// connection of its own, on its own goroutine, when --base is http:// (https, and a request made
+// while the user's connection is busy, go through a shared pool); handles the deliveries of its
+// subscription itself while it waits; and decodes of each received activity only the members
+// that matching and verification read (client.SubscribeOptions.Sparse).
 //
 // Exit status: 0 when every message completed without error and verification found nothing, 1
 // when errors occurred or verification failed, 2 for usage errors.
