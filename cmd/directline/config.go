@@ -16,8 +16,11 @@ import (
 	"github.com/directline-go/directline/directline/botauth"
 )
 
-// defaultGCPercent is the default of --gc-percent (see Config.GCPercent).
-const defaultGCPercent = 400
+// Defaults of --gc-percent and --gc-growth (see Config.GCPercent).
+const (
+	defaultGCPercent = 400
+	defaultGCGrowth  = 64 << 20
+)
 
 // botDemo as --bot-endpoint starts the built-in demo bot.
 const botDemo = "demo"
@@ -86,11 +89,16 @@ type Config struct {
 	// false collects none. Default true.
 	Metrics bool
 	// GCPercent is the garbage collector's target, as GOGC: the heap may grow by this percentage
-	// of the live heap before a collection. 0 keeps the runtime's setting (the GOGC environment
+	// of the live heap before a collection. Above 100 it is the most: the growth is also held
+	// within GCGrowth bytes, but never below the live heap's size (GOGC=100; see gc.go). 0 keeps the runtime's setting (the GOGC environment
 	// variable, else 100); negative turns the collector off until MemoryLimit is reached.
-	// Default 400: the service's live heap is small (tens of MB) and allocates per message, so
-	// collecting four times less often saves CPU for a few tens of MB.
+	// Default 400: under a message load the live heap is small (tens of MB) and every message
+	// allocates, so collecting up to four times less often saves CPU for at most GCGrowth bytes.
 	GCPercent int64
+	// GCGrowth caps, in bytes, the heap's growth between collections that a GCPercent above 100
+	// allows, so a large live heap (many idle streams) is collected as with GOGC=100; 0 applies
+	// GCPercent as it is. Default 64 MiB.
+	GCGrowth int64
 	// MemoryLimit is a soft limit on the Go runtime's memory in bytes (as GOMEMLIMIT): near it
 	// the collector runs more often whatever GCPercent says. 0 keeps the runtime's setting (the
 	// GOMEMLIMIT environment variable, else none). Set it below the memory the service may use.
@@ -261,6 +269,7 @@ func loadConfig(args []string, getenv func(string) string, out io.Writer) (Confi
 	l.string(&c.DemoPage, "demo-page", "webchat-demo/node_modules", `node_modules folder of the demo page served at "/" (stock Web Chat from npm), or "none" for no page`)
 	l.bool(&c.Metrics, "metrics", true, "serve Prometheus metrics at /metrics on the listener (no authentication); --metrics=false collects none")
 	l.int64(&c.GCPercent, "gc-percent", defaultGCPercent, "garbage collector target percentage, as GOGC (0 = keep GOGC or 100; negative = off until --memory-limit)")
+	l.int64(&c.GCGrowth, "gc-growth", defaultGCGrowth, "most bytes the heap may grow between collections under a --gc-percent above 100 (never less than the live heap's size); 0 = no cap")
 	l.int64(&c.MemoryLimit, "memory-limit", 0, "soft limit of the Go runtime's memory in bytes, as GOMEMLIMIT (0 = keep GOMEMLIMIT or none)")
 	l.bool(&c.Pprof, "pprof", false, "serve Go runtime profiles (net/http/pprof) at /debug/pprof/ on the listener (no authentication; exposes internals, use on a loopback listener only)")
 	fs.Usage = func() {
@@ -314,6 +323,9 @@ func (c *Config) validate() error {
 		if d <= 0 {
 			errs = append(errs, fmt.Errorf("--%s must be positive", name))
 		}
+	}
+	if c.GCGrowth < 0 {
+		errs = append(errs, errors.New("--gc-growth must not be negative"))
 	}
 	if c.MemoryLimit < 0 {
 		errs = append(errs, errors.New("--memory-limit must not be negative"))

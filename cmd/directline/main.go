@@ -63,14 +63,20 @@ func main() {
 }
 
 // applyGC sets the garbage collector's target and memory limit from cfg; zero values keep the
-// runtime's (GOGC, GOMEMLIMIT). It is process-wide, so main calls it, not run.
-func applyGC(cfg Config) {
-	if cfg.GCPercent != 0 {
+// runtime's (GOGC, GOMEMLIMIT). A percentage above 100 is tuned to the live heap (see gc.go). It
+// is process-wide, so main calls it, not run. It returns the tuner when it started one.
+func applyGC(cfg Config) *gcTuner {
+	var t *gcTuner
+	switch {
+	case cfg.GCPercent > 100 && cfg.GCGrowth > 0:
+		t = startGCTuner(uint64(cfg.GCGrowth), int(cfg.GCPercent))
+	case cfg.GCPercent != 0:
 		debug.SetGCPercent(int(cfg.GCPercent))
 	}
 	if cfg.MemoryLimit > 0 {
 		debug.SetMemoryLimit(cfg.MemoryLimit)
 	}
+	return t
 }
 
 // HTTP server limits; the per-request body and response deadlines are set by the directline

@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -44,7 +45,7 @@ func TestLoadConfig(t *testing.T) {
 		TokenLifetime:       30 * time.Minute, MaxActivityBytes: 256 << 10, MaxUploadBytes: 4 << 20,
 		AttachmentURLLifetime: 24 * time.Hour, CORSOrigins: []string{"*"}, RequestTimeout: time.Minute,
 		ShutdownTimeout: 10 * time.Second, LogLevel: slog.LevelInfo, DemoPage: "webchat-demo/node_modules",
-		Metrics: true, GCPercent: 400,
+		Metrics: true, GCPercent: 400, GCGrowth: 64 << 20,
 	}
 	tests := []struct {
 		name string
@@ -64,8 +65,9 @@ func TestLoadConfig(t *testing.T) {
 			"DIRECTLINE_BOT_JWKS_URL": "http://127.0.0.1:1/jwks", "DIRECTLINE_CONNECTOR_ALLOW": "10.0.0.0/8, 127.0.0.1",
 			"DIRECTLINE_BOT_ACK_TIMEOUT": "2s", "DIRECTLINE_BOT_TIMEOUT": "30s", "DIRECTLINE_BOT_UPLOAD_ACK_TIMEOUT": "20s",
 			"DIRECTLINE_METRICS": "false", "DIRECTLINE_PPROF": "true", "DIRECTLINE_GC_PERCENT": "150", "DIRECTLINE_MEMORY_LIMIT": "1073741824",
+			"DIRECTLINE_GC_GROWTH": "0",
 		}, func(c *Config) {
-			c.Metrics, c.Pprof, c.GCPercent, c.MemoryLimit = false, true, 150, 1<<30
+			c.Metrics, c.Pprof, c.GCPercent, c.MemoryLimit, c.GCGrowth = false, true, 150, 1<<30, 0
 			c.BotEndpoint, c.BotID, c.BotName, c.BotAppID, c.BotAppPassword = "http://127.0.0.1:3978/api/messages", "b1", "B One", "app", "pw"
 			c.BotTokenURL, c.BotOpenIDMetadata, c.BotJWKSURL = "http://127.0.0.1:1/token", "http://127.0.0.1:1/meta", "http://127.0.0.1:1/jwks"
 			c.ConnectorAllow, c.BotAckTimeout, c.BotTimeout, c.BotUploadAckTimeout = []string{"10.0.0.0/8", "127.0.0.1"}, 2*time.Second, 30*time.Second, 20*time.Second
@@ -124,6 +126,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"bad GC percent in env", nil, map[string]string{"DIRECTLINE_GC_PERCENT": "high"}, "DIRECTLINE_GC_PERCENT"},
 		{"collector off without a limit", []string{"--gc-percent", "-1"}, nil, "memory-limit"},
 		{"negative memory limit", []string{"--memory-limit", "-5"}, nil, "memory-limit"},
+		{"negative GC growth", []string{"--gc-growth", "-1"}, nil, "gc-growth"},
 		{"unknown flag", []string{"--nope"}, nil, "nope"},
 		{"stray argument", []string{"extra"}, nil, "extra"},
 	}
@@ -146,14 +149,16 @@ func TestHelpListsEveryOption(t *testing.T) {
 	for _, name := range []string{"addr", "public-url", "data", "secret", "bot-endpoint", "token-lifetime", "max-activity-bytes",
 		"max-upload-bytes", "attachment-url-lifetime", "cors-origins", "request-timeout", "shutdown-timeout", "log-level",
 		"bot-id", "bot-name", "bot-app-id", "bot-app-password", "bot-token-url", "bot-openid-metadata", "bot-jwks-url",
-		"connector-allow", "bot-ack-timeout", "bot-timeout", "bot-upload-ack-timeout", "demo-page", "metrics", "pprof", "gc-percent", "memory-limit"} {
+		"connector-allow", "bot-ack-timeout", "bot-timeout", "bot-upload-ack-timeout", "demo-page", "metrics", "pprof", "gc-percent", "gc-growth", "memory-limit"} {
 		if !strings.Contains(out.String(), "-"+name) || !strings.Contains(out.String(), "$"+envName(name)) {
 			t.Fatalf("--help lacks %s / %s:\n%s", name, envName(name), out.String())
 		}
 	}
 }
 
-// TestApplyGC: the configured target and limit reach the runtime; zero values leave the runtime's.
+// TestApplyGC: the configured target and limit reach the runtime; zero values leave the runtime's;
+// a percentage above 100 with a growth cap is tuned after every collection, here to 100 as the
+// cap is one byte.
 func TestApplyGC(t *testing.T) {
 	prevPercent, prevLimit := debug.SetGCPercent(100), debug.SetMemoryLimit(math.MaxInt64)
 	t.Cleanup(func() {
@@ -165,17 +170,33 @@ func TestApplyGC(t *testing.T) {
 		cfg         Config
 		wantPercent int
 		wantLimit   int64
+		tuned       bool
 	}{
-		{"zero keeps the runtime's", Config{}, 100, math.MaxInt64},
-		{"target", Config{GCPercent: 400}, 400, math.MaxInt64},
-		{"target and limit", Config{GCPercent: 250, MemoryLimit: 1 << 30}, 250, 1 << 30},
-		{"off until the limit", Config{GCPercent: -1, MemoryLimit: 512 << 20}, -1, 512 << 20},
+		{"zero keeps the runtime's", Config{}, 100, math.MaxInt64, false},
+		{"target", Config{GCPercent: 400}, 400, math.MaxInt64, false},
+		{"target and limit", Config{GCPercent: 250, MemoryLimit: 1 << 30}, 250, 1 << 30, false},
+		{"off until the limit", Config{GCPercent: -1, MemoryLimit: 512 << 20}, -1, 512 << 20, false},
+		{"below 100 is not tuned", Config{GCPercent: 50, GCGrowth: 1}, 50, math.MaxInt64, false},
+		{"tuned to the live heap", Config{GCPercent: 400, GCGrowth: 1}, 100, math.MaxInt64, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			debug.SetGCPercent(100)
 			debug.SetMemoryLimit(math.MaxInt64)
-			applyGC(tt.cfg)
+			tuner := applyGC(tt.cfg)
+			if (tuner != nil) != tt.tuned {
+				t.Fatalf("tuner %v, want one: %v", tuner, tt.tuned)
+			}
+			if tuner != nil {
+				defer tuner.stopped.Store(true)
+				debug.SetGCPercent(400)
+				// The tuner runs from a finalizer after a collection; wait for it (no deadline:
+				// the test's own timeout guards against a tuner that never runs).
+				for n := tuner.tuned.Load(); tuner.tuned.Load() == n; {
+					runtime.GC()
+					time.Sleep(time.Millisecond)
+				}
+			}
 			if got := debug.SetGCPercent(100); got != tt.wantPercent {
 				t.Errorf("GC percent %d, want %d", got, tt.wantPercent)
 			}
@@ -183,6 +204,30 @@ func TestApplyGC(t *testing.T) {
 				t.Errorf("memory limit %d, want %d", got, tt.wantLimit)
 			}
 		})
+	}
+}
+
+// TestGCPercentFor: the full percentage while its growth is within the cap, less beyond, never
+// below 100.
+func TestGCPercentFor(t *testing.T) {
+	const mb = 1 << 20
+	tests := []struct {
+		live, growth uint64
+		max, want    int
+	}{
+		{0, 64 * mb, 400, 400},
+		{99, 64 * mb, 400, 400},
+		{10 * mb, 64 * mb, 400, 400},
+		{16 * mb, 64 * mb, 400, 400},
+		{32 * mb, 64 * mb, 400, 200},
+		{64 * mb, 64 * mb, 400, 100},
+		{500 * mb, 64 * mb, 400, 100},
+		{20 * mb, 64 * mb, 250, 250},
+	}
+	for _, tt := range tests {
+		if got := gcPercentFor(tt.live, tt.growth, tt.max); got != tt.want {
+			t.Errorf("gcPercentFor(%d, %d, %d) = %d, want %d", tt.live, tt.growth, tt.max, got, tt.want)
+		}
 	}
 }
 
