@@ -61,7 +61,7 @@ func TestBtreeListMatchesSliceList(t *testing.T) {
 				if rng.IntN(2) == 0 {
 					randomize(u)
 				}
-				fast.Refresh(u)
+				// As in a replay, the tree still holds u's previous keys.
 				if fast.staysPut(u) {
 					stays++
 					if at, idx := ref.FirstGreater(u), ref.Index(u); at != idx+1 {
@@ -88,6 +88,9 @@ func TestBtreeListMatchesSliceList(t *testing.T) {
 				if fast.At(i) != ref.At(i) || fast.Index(ref.At(i)) != i {
 					t.Fatalf("seed %d op %d: At/Index disagree at %d", seed, op, i)
 				}
+			}
+			if op%10 == 0 {
+				checkMaxima(t, fast.root)
 			}
 			if op%1000 == 999 {
 				i := 0
@@ -145,7 +148,6 @@ func TestBtreeRepositionInPlace(t *testing.T) {
 		if rng.IntN(4) == 0 && u.ts.isNumber() {
 			u.ts = num(u.ts.v + float64(rng.IntN(3)))
 		}
-		fast.Refresh(u)
 		if fast.staysPut(u) {
 			stays++
 			if at, idx := ref.FirstGreater(u), ref.Index(u); at != idx+1 {
@@ -154,6 +156,9 @@ func TestBtreeRepositionInPlace(t *testing.T) {
 		}
 		fast.Reposition(u)
 		ref.Reposition(u)
+		if op%10 == 0 {
+			checkMaxima(t, fast.root)
+		}
 		if i := ref.Index(u); fast.Index(u) != i || fast.At(i) != u {
 			t.Fatalf("op %d: unit at %d, want %d", op, fast.Index(u), i)
 		}
@@ -168,5 +173,24 @@ func TestBtreeRepositionInPlace(t *testing.T) {
 	})
 	if stays < 1000 {
 		t.Fatalf("only %d of 6000 repositions took the stays-put path", stays)
+	}
+}
+
+// checkMaxima requires every inner entry to hold exactly the maxima of its kid and the number of
+// units under it: searches, Refresh and Remove rely on the maxima being exact.
+func checkMaxima(t *testing.T, nd *bnode) {
+	t.Helper()
+	if nd == nil || nd.leaf {
+		return
+	}
+	for j := 0; j < nd.n; j++ {
+		a, n := nd.kids[j].summary()
+		if nd.get(j) != a || nd.cnt[j] != n {
+			t.Fatalf("entry %d holds %+v over %d units; its kid has %+v over %d", j, nd.get(j), nd.cnt[j], a, n)
+		}
+		if nd.kids[j].parent != nd {
+			t.Fatalf("kid %d does not point back to its parent", j)
+		}
+		checkMaxima(t, nd.kids[j])
 	}
 }

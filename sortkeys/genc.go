@@ -71,7 +71,7 @@ type local struct {
 	// plain is the main-list unit of the activity on its own, if it ever was one.
 	plain *unit
 	// links is nil until the local id joins a session or a grouping: most never do, and a
-	// million locals are copied as the slice grows and scanned by the garbage collector.
+	// million locals are scanned by the garbage collector.
 	links *localLinks
 }
 
@@ -239,7 +239,7 @@ func (g *genC) upsert(r *record) {
 	case unitActivity:
 		u = g.loc(r.lid).plain
 		if u == nil {
-			u, fresh = g.units.alloc(), true
+			u, fresh = g.newUnit(), true
 			u.kind = unitActivity
 			g.loc(r.lid).plain = u
 		}
@@ -248,14 +248,14 @@ func (g *genC) upsert(r *record) {
 	case unitSession:
 		u = s.u
 		if u == nil {
-			u, fresh = g.units.alloc(), true
+			u, fresh = g.newUnit(), true
 			u.kind, u.key = unitSession, entry.key
 			s.u = u
 		}
 	default:
 		u = gr.u
 		if u == nil {
-			u, fresh = g.units.alloc(), true
+			u, fresh = g.newUnit(), true
 			u.kind, u.key = unitGrouping, entry.key
 			gr.u = u
 		}
@@ -275,6 +275,14 @@ func (g *genC) upsert(r *record) {
 		return
 	}
 	g.list.Insert(u, g.list.FirstGreater(u))
+}
+
+// newUnit allocates a main-list unit. Gen-c never orders by seq: -Inf keeps it below every
+// maximum, so that a removal from the B-tree rescans a node only for the keys gen-c has.
+func (g *genC) newUnit() *unit {
+	u := g.units.alloc()
+	u.seq = negInf
+	return u
 }
 
 // partGrouping is the activity's HowTo part grouping (activity.PartGrouping). The reader depends

@@ -298,10 +298,13 @@ func (t *btreeList) Insert(u *unit, i int) {
 }
 
 // Remove takes u out of its leaf and fixes the counts up to the root, and the maxima as far as
-// they change.
+// they change: a node is rescanned only when the entry that left it held one of its maxima.
 func (t *btreeList) Remove(u *unit) {
 	nd := u.leaf
-	nd.closeAt(unitSlot(u))
+	i := unitSlot(u)
+	// gone is the entry that left nd: nd's maxima can only drop where gone held one.
+	gone := nd.get(i)
+	nd.closeAt(i)
 	u.leaf = nil
 	t.size--
 	keys := true
@@ -311,12 +314,19 @@ func (t *btreeList) Remove(u *unit) {
 		p.cnt[j]--
 		switch {
 		case nd.n == 0:
+			gone = p.get(j)
 			p.closeAt(j)
 			nd.parent = nil
 		case keys:
+			m := p.get(j)
+			if !mayDrop(gone, m) {
+				keys = false
+				break
+			}
 			a := nd.keys()
-			keys = a != p.get(j)
+			keys = a != m
 			p.set(j, a)
+			gone = m
 		}
 		nd = p
 	}
@@ -372,6 +382,13 @@ func (t *btreeList) Refresh(u *unit) {
 	}
 }
 
+// mayDrop reports whether a set whose maxima are m may have lower maxima once a member with keys
+// gone has left: only where gone held a maximum (an -Inf maximum cannot drop).
+func mayDrop(gone, m aggs) bool {
+	return (gone.ts == m.ts && m.ts != negInf) || (gone.ltsUndef == m.ltsUndef && m.ltsUndef != negInf) ||
+		(gone.ltsAll == m.ltsAll && m.ltsAll != negInf) || (gone.seq == m.seq && m.seq != negInf)
+}
+
 // lift is the new maximum of a set whose maximum was m, after one member changed from was to
 // now; ok is false when a maximum may have dropped, which only a scan can tell.
 func lift(m, was, now aggs) (aggs, bool) {
@@ -393,27 +410,24 @@ func lift(m, was, now aggs) (aggs, bool) {
 
 // Reposition leaves u where it is when it would be reinserted at the same index, which is the
 // common case for a revised session or activity: no unit before u compares greater than u and
-// the unit after it does (compare(u, u) is never > 0, so FirstGreater skips u itself).
+// the unit after it does (compare(u, u) is never > 0). staysPut reads neither u's entry nor the
+// maxima above it, so it runs before they are refreshed; a unit that moves is removed with the
+// keys the tree holds for it, which spares rescanning the nodes it leaves when it held none of
+// their maxima, and inserted where FirstGreater puts it among the others.
 func (t *btreeList) Reposition(u *unit) {
-	t.Refresh(u)
 	if t.staysPut(u) {
-		return
-	}
-	idx, at := t.Index(u), t.FirstGreater(u)
-	if at == idx+1 {
+		t.Refresh(u)
 		return
 	}
 	t.Remove(u)
-	if at > idx {
-		at--
-	}
-	t.Insert(u, at)
+	t.Insert(u, t.FirstGreater(u))
 }
 
 // staysPut reports, from u's own root-to-leaf path, that FirstGreater(u) is u's index + 1: no
 // unit before u compares greater than u (the entries before u's slot at every level, through
-// their maxima) and the unit after u does, or u is the last. false means only that the path
-// cannot tell (u is last in its leaf but not in the list) or that u moves.
+// their maxima) and the unit after u does, or u is the last. It reads u's current keys from u
+// itself, never from the tree. false means only that the path cannot tell (u is last in its
+// leaf but not in the list) or that u moves.
 func (t *btreeList) staysPut(u *unit) bool {
 	nd := u.leaf
 	i := unitSlot(u)
