@@ -148,7 +148,7 @@ func (s *Server) sendActivity(c echo.Context, replyTo string) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, resourceResponse{ID: id})
+	return writeResourceResponse(c, id)
 }
 
 // addressBotActivity sets the fields the service owns on an activity from the bot: channelId,

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labstack/echo/v4"
+
 	"github.com/directline-go/directline/activity"
 	"github.com/directline-go/directline/directline/bot"
 )
@@ -58,5 +60,26 @@ func TestOneEncodingForStreamAndBot(t *testing.T) {
 	}
 	if string(frameActivity) != string(want) {
 		t.Errorf("the stream sent\n %s\nwant %s", frameActivity, want)
+	}
+}
+
+// TestWriteResourceResponse: the answer has the bytes and headers of c.JSON for every id.
+func TestWriteResourceResponse(t *testing.T) {
+	e := echo.New()
+	e.JSONSerializer = jsonSerializer{}
+	for _, id := range []string{"conv|0000001", "", `q"uote`, `back\slash`, "tab\t", "é", "<&>", "a|b c"} {
+		for _, target := range []string{"/x", "/x?pretty"} {
+			rec, want := httptest.NewRecorder(), httptest.NewRecorder()
+			if err := writeResourceResponse(e.NewContext(httptest.NewRequest(http.MethodPost, target, nil), rec), id); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.NewContext(httptest.NewRequest(http.MethodPost, target, nil), want).JSON(http.StatusOK, resourceResponse{ID: id}); err != nil {
+				t.Fatal(err)
+			}
+			if rec.Code != want.Code || rec.Body.String() != want.Body.String() || rec.Header().Get("Content-Type") != want.Header().Get("Content-Type") {
+				t.Errorf("id %q %s: %d %q %q, want %d %q %q", id, target, rec.Code, rec.Body, rec.Header().Get("Content-Type"),
+					want.Code, want.Body, want.Header().Get("Content-Type"))
+			}
+		}
 	}
 }
