@@ -249,7 +249,9 @@ func (b *bench) open(ctx context.Context, n int, measure bool) (*conversation, b
 		b.errs.add(errorKey("POST conversations", err))
 		return nil, false
 	}
-	cv := &conversation{b: b, user: user, conv: conv, probe: !measure, byClient: map[string]*message{}, byID: map[string]*message{}, early: map[string][]client.Delivery{}}
+	// Sized for every message up front: growing them showed in profiles.
+	cv := &conversation{b: b, user: user, conv: conv, probe: !measure, byClient: make(map[string]*message, b.cfg.Messages), byID: make(map[string]*message, b.cfg.Messages), early: map[string][]client.Delivery{}}
+	cv.msgs = make([]*message, 0, b.cfg.Messages)
 	cv.body = messagePrefix(user)
 	cv.sub, err = conv.Subscribe(ctx, client.SubscribeOptions{Transport: b.transport(), OnEvent: cv.event, Sparse: true})
 	if err != nil {

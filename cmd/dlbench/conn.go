@@ -98,15 +98,20 @@ func (t *userTransport) viaShared(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// plainHeaders reports whether every header can be written as it is (no line breaks).
+// plainHeaders reports whether every header can be written as it is: no line break anywhere,
+// no colon or space in a name.
 func plainHeaders(h http.Header) bool {
 	for k, vs := range h {
-		if strings.ContainsAny(k, "\r\n: ") {
-			return false
+		for i := 0; i < len(k); i++ {
+			if c := k[i]; c == '\r' || c == '\n' || c == ':' || c == ' ' {
+				return false
+			}
 		}
 		for _, v := range vs {
-			if strings.ContainsAny(v, "\r\n") {
-				return false
+			for i := 0; i < len(v); i++ {
+				if c := v[i]; c == '\r' || c == '\n' {
+					return false
+				}
 			}
 		}
 	}
