@@ -15,6 +15,7 @@ import (
 // makes them); dst is then returned as it was.
 func AppendJSON(dst []byte, a *Activity) ([]byte, error) {
 	e := encoder{buf: bytes.NewBuffer(dst)}
+	e.buf.Grow(sizeHint(a))
 	e.activity(a)
 	if e.err != nil {
 		return dst, e.err
@@ -38,7 +39,7 @@ type Unstamped struct {
 
 // EncodeUnstamped encodes a as Unstamped. a is not modified. Errors are AppendJSON's.
 func EncodeUnstamped(a *Activity) (Unstamped, error) {
-	e := encoder{buf: new(bytes.Buffer), unstamped: true}
+	e := encoder{buf: bytes.NewBuffer(make([]byte, 0, sizeHint(a))), unstamped: true}
 	e.activity(a)
 	if e.err != nil {
 		return Unstamped{}, e.err
@@ -92,6 +93,38 @@ func separate(dst, t []byte, at int) []byte {
 		dst = append(dst, ',')
 	}
 	return dst
+}
+
+// sizeHint is a little more than the length of a's encoding when no value needs escaping, so
+// that the buffer is allocated once.
+func sizeHint(a *Activity) int {
+	n := 160 + len(a.Type) + len(a.ID) + len(a.Timestamp) + len(a.ChannelID) + len(a.ServiceURL) +
+		len(a.ReplyToID) + len(a.Text) + rawSize(a.ChannelData) + rawSize(a.Extra)
+	for _, c := range [...]*ChannelAccount{a.From, a.Recipient} {
+		if c != nil {
+			n += 32 + len(c.ID) + len(c.Name) + len(c.Role) + rawSize(c.Extra)
+		}
+	}
+	if c := a.Conversation; c != nil {
+		n += 24 + len(c.ID) + len(c.Name) + rawSize(c.Extra)
+	}
+	for _, v := range a.Entities {
+		n += len(v) + 1
+	}
+	for _, t := range a.Attachments {
+		if t != nil {
+			n += 64 + len(t.ContentType) + len(t.ContentURL) + len(t.Name) + len(t.ThumbnailURL) + len(t.Content) + rawSize(t.Extra)
+		}
+	}
+	return n
+}
+
+func rawSize(m map[string]json.RawMessage) int {
+	n := 0
+	for k, v := range m {
+		n += len(k) + len(v) + 4
+	}
+	return n
 }
 
 // encoder writes MarshalJSON's encoding member by member.

@@ -85,7 +85,7 @@ func (s *Server) postActivity(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(nil, c.Request().Body, s.maxAct))
+	body, err := readBody(c.Request(), s.maxAct)
 	if err != nil {
 		return err
 	}
@@ -98,6 +98,24 @@ func (s *Server) postActivity(c echo.Context) error {
 		return err
 	}
 	return writeResourceResponse(c, activityID)
+}
+
+// readBody reads a request body of at most limit bytes: errors are those of io.ReadAll on
+// http.MaxBytesReader (*http.MaxBytesError past the limit). A body with a Content-Length within
+// the limit is read into one buffer of that length instead of a growing one.
+func readBody(r *http.Request, limit int64) ([]byte, error) {
+	body := http.MaxBytesReader(nil, r.Body, limit)
+	if r.ContentLength <= 0 || r.ContentLength > limit {
+		return io.ReadAll(body)
+	}
+	buf := make([]byte, r.ContentLength)
+	if _, err := io.ReadFull(body, buf); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return buf, nil
 }
 
 // conversationRequest authenticates a request on /conversations/{id}/... and checks that the

@@ -106,7 +106,7 @@ func readJSON(c echo.Context, limit int64, v any) error {
 
 // readBotActivity reads and validates the activity of a connector request.
 func (s *Server) readBotActivity(c echo.Context) (*activity.Activity, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(nil, c.Request().Body, s.maxAct))
+	body, err := readBody(c.Request(), s.maxAct)
 	if err != nil {
 		return nil, err
 	}

@@ -2,9 +2,11 @@ package directline
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,5 +83,39 @@ func TestWriteResourceResponse(t *testing.T) {
 					want.Code, want.Body, want.Header().Get("Content-Type"))
 			}
 		}
+	}
+}
+
+// TestReadBody: the body within the limit, with or without a Content-Length; *http.MaxBytesError
+// past the limit either way; a body shorter than its Content-Length is an error.
+func TestReadBody(t *testing.T) {
+	body := strings.Repeat("x", 100)
+	tests := []struct {
+		name          string
+		contentLength int64
+		limit         int64
+		wantErr       bool
+		tooLarge      bool
+	}{
+		{"with length", 100, 1000, false, false},
+		{"without length", -1, 1000, false, false},
+		{"at the limit", 100, 100, false, false},
+		{"length past the limit", 100, 99, true, true},
+		{"no length, past the limit", -1, 99, true, true},
+		{"shorter than its length", 150, 1000, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodPost, "/", io.NopCloser(strings.NewReader(body)))
+			r.ContentLength = tt.contentLength
+			got, err := readBody(r, tt.limit)
+			var tooLarge *http.MaxBytesError
+			if (err != nil) != tt.wantErr || errors.As(err, &tooLarge) != tt.tooLarge {
+				t.Fatalf("error %v, want error %v (too large %v)", err, tt.wantErr, tt.tooLarge)
+			}
+			if err == nil && string(got) != body {
+				t.Fatalf("got %d bytes", len(got))
+			}
+		})
 	}
 }

@@ -101,7 +101,8 @@ func decodeHead(v []byte) (head, error) {
 	if h.base > h.seq || h.seq-h.base >= indexChunk || h.base%indexChunk != 0 {
 		return head{}, errCorruptHead
 	}
-	h.recent = make([]recentEntry, 0, indexChunk)
+	// Room for the entries and one more: a write batch usually appends one entry per conversation.
+	h.recent = make([]recentEntry, 0, h.seq-h.base+1)
 	for rest := v[24:]; len(rest) > 0; {
 		if len(rest) < 9 {
 			return head{}, errCorruptHead
