@@ -231,18 +231,17 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 			if err == nil {
 				r.entStart, r.entEnd = int32(base-cap(t)+i), int32(base-cap(t)+end)
 			}
-		default:
-			end, err = skipValue(t, i)
-			if err != nil {
-				break
+		case "type":
+			if end, err = skipValue(t, i); err == nil {
+				r.typ, _ = internedOf(t[i:end])
 			}
-			v := t[i:end]
-			switch string(key) {
-			case "type":
-				r.typ, _ = internedOf(v)
-			case "id":
-				r.id, r.idIsString = viewOf(v)
-			case "text":
+		case "id":
+			if end, err = skipValue(t, i); err == nil {
+				r.id, r.idIsString = viewOf(t[i:end])
+			}
+		case "text":
+			if end, err = skipValue(t, i); err == nil {
+				v := t[i:end]
 				text = v
 				r.textKind = textOther
 				if inner, ok := plainInner(v); ok {
@@ -250,17 +249,28 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 				} else if s, ok := stringOf(v); ok {
 					r.textKind, r.hasText = textString, s != ""
 				}
-			case "timestamp":
+			}
+		case "timestamp":
+			if end, err = skipValue(t, i); err == nil {
+				v := t[i:end]
 				r.hasTimestamp, r.tsDate = true, jsDateValue(v)
 				tsString = v[0] == '"'
-			case "localTimestamp":
-				r.lts = num(jsDateValue(v))
-			case "replyToId":
-				r.replyToID, _ = viewOf(v)
-			case "attachments":
-				n := 0
-				r.hasAttachments = eachElement(v, func([]byte) { n++ }) == nil && n > 0
 			}
+		case "localTimestamp":
+			if end, err = skipValue(t, i); err == nil {
+				r.lts = num(jsDateValue(t[i:end]))
+			}
+		case "replyToId":
+			if end, err = skipValue(t, i); err == nil {
+				r.replyToID, _ = viewOf(t[i:end])
+			}
+		case "attachments":
+			if end, err = skipValue(t, i); err == nil {
+				n := 0
+				r.hasAttachments = eachElement(t[i:end], func([]byte) { n++ }) == nil && n > 0
+			}
+		default:
+			end, err = skipValue(t, i)
 		}
 		if err != nil {
 			return nil, err
