@@ -342,4 +342,27 @@ func TestAppendEntryJSON(t *testing.T) {
 			t.Errorf("%s: read back as %s, want %s", in, got, want)
 		}
 	}
+	// A revision carries the original's id, timestamp and sequence id in its JSON too.
+	first, err := s.Activity(ctx, "c", activity.FormatID("c", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	revised, err := activity.Decode([]byte(`{"type":"message","text":"revised","channelData":{"webchat:sequence-id":7}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := s.Update(ctx, "c", first.ID, revised)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := activity.Encode(e.Activity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seq, _ := e.Activity.SequenceID(); string(e.JSON) != string(want) || e.Activity.ID != first.ID || e.Activity.Timestamp != first.Timestamp || seq != 1 {
+		t.Errorf("revision %+v JSON %s, want %s with the original's stamp", e.Activity, e.JSON, want)
+	}
+	if h := hooked[len(hooked)-1]; string(h.JSON) != string(want) || h.Seq != e.Seq || h.Kind != store.KindRevision {
+		t.Errorf("hook revision seq %d kind %d JSON %s, want seq %d %s", h.Seq, h.Kind, h.JSON, e.Seq, want)
+	}
 }

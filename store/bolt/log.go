@@ -170,10 +170,12 @@ func (s *Store) Update(ctx context.Context, conversationID, activityID string, r
 		return store.Entry{}, err
 	}
 	in := revised.Clone()
-	body, err := in.MarshalJSON()
+	// As in AppendIf: one encoding without the stamp, which the writer splices in.
+	u, err := activity.EncodeUnstamped(in)
 	if err != nil {
 		return store.Entry{}, err
 	}
+	body := u.JSON
 	h := header{kind: store.KindRevision, ref: oseq}
 	if in.IsTyping() {
 		h.flags |= flagEphemeral
@@ -182,7 +184,11 @@ func (s *Store) Update(ctx context.Context, conversationID, activityID string, r
 	if s.onCommit != nil {
 		hooked = in.Clone()
 	}
-	var seq uint64
+	var (
+		seq     uint64
+		encoded []byte
+	)
+	id := activity.FormatID(conversationID, oseq)
 	err = s.submit(ctx, func(b *batch) error {
 		c, err := b.conv(conversationID)
 		if err != nil {
@@ -202,16 +208,22 @@ func (s *Store) Update(ctx context.Context, conversationID, activityID string, r
 		}
 		b.appended++
 		if hooked != nil {
-			stamp(hooked, conversationID, oseq, h.tsMs)
-			b.emit(c, store.Entry{Seq: seq, Kind: store.KindRevision, Activity: hooked, Ephemeral: h.ephemeral()})
+			ts := formatTimestamp(h.tsMs)
+			encoded = u.AppendStamped(make([]byte, 0, len(body)+len(id)+len(ts)+stampRoom), id, oseq, ts)
+			hooked.Stamp(id, oseq, ts)
+			b.emit(c, store.Entry{Seq: seq, Kind: store.KindRevision, Activity: hooked, Ephemeral: h.ephemeral(), JSON: encoded})
 		}
 		return nil
 	})
 	if err != nil {
 		return store.Entry{}, err
 	}
-	stamp(in, conversationID, oseq, h.tsMs)
-	return store.Entry{Seq: seq, Kind: store.KindRevision, Activity: in, Ephemeral: h.ephemeral()}, nil
+	ts := formatTimestamp(h.tsMs)
+	if encoded == nil {
+		encoded = u.AppendStamped(make([]byte, 0, len(body)+len(id)+len(ts)+stampRoom), id, oseq, ts)
+	}
+	in.Stamp(id, oseq, ts)
+	return store.Entry{Seq: seq, Kind: store.KindRevision, Activity: in, Ephemeral: h.ephemeral(), JSON: encoded}, nil
 }
 
 // Delete marks the activity deleted: ReadAfter and Activity no longer return it, ReadLog still
