@@ -77,104 +77,93 @@ type Attachment struct {
 }
 
 // Decode parses one activity. Malformed JSON or a known member of the wrong type gives a
-// *FieldError.
+// *FieldError. The activity shares no memory with data: its raw values share one copy of data and
+// have no spare capacity, so appending to one never writes into another.
+//
+// Valid JSON is read in a single pass, without a map of every member and without encoding/json
+// for strings that need no unescaping; input that pass does not read alone (invalid JSON, a member
+// of the wrong type, a repeated member, attachments, keys that are not valid UTF-8) is read member
+// by member with encoding/json, which gives the same activities and decides the errors.
 func Decode(data []byte) (*Activity, error) {
+	if !json.Valid(data) {
+		return decodeMembers(data)
+	}
+	d := fastDecoder{buf: append([]byte(nil), data...)}
 	a := new(Activity)
-	if err := a.UnmarshalJSON(data); err != nil {
-		return nil, err
+	if !scanMembers(d.buf, func(key, val []byte) { d.member(a, key, val) }) || d.slow {
+		return decodeMembers(data)
 	}
 	return a, nil
 }
 
-// UnmarshalJSON implements json.Unmarshaler; errors are *FieldError.
+// UnmarshalJSON implements json.Unmarshaler as Decode; errors are *FieldError.
 func (a *Activity) UnmarshalJSON(data []byte) error {
-	ms, err := splitObject("", data)
+	d, err := Decode(data)
 	if err != nil {
 		return err
 	}
-	*a = Activity{}
+	*a = *d
+	return nil
+}
+
+// decodeMembers is Decode by way of a map of every member, each decoded with encoding/json.
+func decodeMembers(data []byte) (*Activity, error) {
+	ms, err := splitObject("", data)
+	if err != nil {
+		return nil, err
+	}
+	a := new(Activity)
 	if err := ms.takeStrings(stringField{"type", &a.Type}, stringField{"id", &a.ID},
 		stringField{"timestamp", &a.Timestamp}, stringField{"channelId", &a.ChannelID},
 		stringField{"serviceUrl", &a.ServiceURL}, stringField{"replyToId", &a.ReplyToID},
 		stringField{"text", &a.Text}); err != nil {
-		return err
+		return nil, err
 	}
 	from, recipient, conv := new(ChannelAccount), new(ChannelAccount), new(ConversationAccount)
 	if ok, err := ms.takeObject("from", from); err != nil {
-		return err
+		return nil, err
 	} else if ok {
 		a.From = from
 	}
 	if ok, err := ms.takeObject("recipient", recipient); err != nil {
-		return err
+		return nil, err
 	} else if ok {
 		a.Recipient = recipient
 	}
 	if ok, err := ms.takeObject("conversation", conv); err != nil {
-		return err
+		return nil, err
 	} else if ok {
 		a.Conversation = conv
 	}
 	if err := ms.take("channelData", &a.ChannelData); err != nil {
-		return err
+		return nil, err
 	}
 	if err := ms.take("entities", &a.Entities); err != nil {
-		return err
+		return nil, err
 	}
 	var atts []json.RawMessage
 	if err := ms.take("attachments", &atts); err != nil {
-		return err
+		return nil, err
 	}
 	if atts != nil {
 		a.Attachments = make([]*Attachment, len(atts))
 		for i, raw := range atts {
 			att := new(Attachment)
 			if err := att.decode("attachments["+itoa(i)+"]", raw); err != nil {
-				return err
+				return nil, err
 			}
 			a.Attachments[i] = att
 		}
 	}
 	a.Extra = ms.rest()
-	return nil
+	return a, nil
 }
 
-// MarshalJSON implements json.Marshaler.
-func (a *Activity) MarshalJSON() ([]byte, error) {
-	w := newObjectWriter()
-	w.str("type", a.Type)
-	w.str("id", a.ID)
-	w.str("timestamp", a.Timestamp)
-	w.str("channelId", a.ChannelID)
-	w.str("serviceUrl", a.ServiceURL)
-	w.known["from"], w.known["recipient"], w.known["conversation"] = true, true, true
-	if a.From != nil {
-		w.value("from", a.From)
-	}
-	if a.Recipient != nil {
-		w.value("recipient", a.Recipient)
-	}
-	if a.Conversation != nil {
-		w.value("conversation", a.Conversation)
-	}
-	w.str("replyToId", a.ReplyToID)
-	w.str("text", a.Text)
-	w.known["channelData"], w.known["entities"], w.known["attachments"] = true, true, true
-	if a.ChannelData != nil {
-		w.value("channelData", a.ChannelData)
-	}
-	if a.Entities != nil {
-		w.value("entities", a.Entities)
-	}
-	if a.Attachments != nil {
-		w.value("attachments", a.Attachments)
-	}
-	w.extra(a.Extra)
-	return w.bytes()
-}
+// MarshalJSON implements json.Marshaler; see AppendJSON.
+func (a *Activity) MarshalJSON() ([]byte, error) { return AppendJSON(nil, a) }
 
 // Encode is MarshalJSON for callers that want a plain function.
-func Encode(a *Activity) ([]byte, error) { return a.MarshalJSON() }
+func Encode(a *Activity) ([]byte, error) { return AppendJSON(nil, a) }
 
 // Clone returns a deep copy (raw values are shared, as they are never modified in place).
 func (a *Activity) Clone() *Activity {
@@ -239,14 +228,10 @@ func (c *ChannelAccount) UnmarshalJSON(data []byte) error {
 	return c.decode("", data)
 }
 
-// MarshalJSON implements json.Marshaler.
+// MarshalJSON implements json.Marshaler: known members first, then the others sorted by name,
+// values compacted.
 func (c *ChannelAccount) MarshalJSON() ([]byte, error) {
-	w := newObjectWriter()
-	w.str("id", c.ID)
-	w.str("name", c.Name)
-	w.str("role", c.Role)
-	w.extra(c.Extra)
-	return w.bytes()
+	return encodeWith(func(e *encoder) { e.channelAccount(c) })
 }
 
 func (c *ConversationAccount) decode(prefix string, data []byte) error {
@@ -267,13 +252,10 @@ func (c *ConversationAccount) UnmarshalJSON(data []byte) error {
 	return c.decode("", data)
 }
 
-// MarshalJSON implements json.Marshaler.
+// MarshalJSON implements json.Marshaler: known members first, then the others sorted by name,
+// values compacted.
 func (c *ConversationAccount) MarshalJSON() ([]byte, error) {
-	w := newObjectWriter()
-	w.str("id", c.ID)
-	w.str("name", c.Name)
-	w.extra(c.Extra)
-	return w.bytes()
+	return encodeWith(func(e *encoder) { e.conversationAccount(c) })
 }
 
 func (t *Attachment) decode(prefix string, data []byte) error {
@@ -301,16 +283,10 @@ func (t *Attachment) UnmarshalJSON(data []byte) error {
 	return t.decode("", data)
 }
 
-// MarshalJSON implements json.Marshaler.
+// MarshalJSON implements json.Marshaler: known members first, then the others sorted by name,
+// values compacted.
 func (t *Attachment) MarshalJSON() ([]byte, error) {
-	w := newObjectWriter()
-	w.str("contentType", t.ContentType)
-	w.str("contentUrl", t.ContentURL)
-	w.str("name", t.Name)
-	w.str("thumbnailUrl", t.ThumbnailURL)
-	w.raw("content", t.Content)
-	w.extra(t.Extra)
-	return w.bytes()
+	return encodeWith(func(e *encoder) { e.attachment(t) })
 }
 
 func itoa(i int) string {

@@ -5,26 +5,8 @@ import (
 	"unicode/utf8"
 )
 
-// DecodeFast is Decode, faster on the activities clients and bots send: after one validity check
-// of data (json.Valid) it reads the members in a single pass, without a map of every member and
-// without encoding/json for strings that need no unescaping. The result and the errors are
-// Decode's: input it does not read alone (invalid JSON, a member of the wrong type, a repeated
-// member, attachments, keys that are not valid UTF-8) goes to Decode. Like Decode it copies what
-// it keeps: the raw values share one copy of data and have no spare capacity, so appending to one
-// never writes into another.
-func DecodeFast(data []byte) (*Activity, error) {
-	if !json.Valid(data) {
-		return Decode(data)
-	}
-	d := fastDecoder{buf: append([]byte(nil), data...)}
-	a := new(Activity)
-	if !scanMembers(d.buf, func(key, val []byte) { d.member(a, key, val) }) || d.slow {
-		return Decode(data)
-	}
-	return a, nil
-}
-
-// fastDecoder holds DecodeFast's state; slow is set as soon as the input needs Decode.
+// fastDecoder holds Decode's single-pass state; slow is set as soon as the input needs
+// decodeMembers.
 type fastDecoder struct {
 	buf  []byte
 	seen uint32 // known members met so far, one bit each

@@ -1,11 +1,13 @@
 package activity
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 )
 
-// decodeCases add to encodeCases what DecodeFast hands to Decode or must read as Decode does:
+// decodeCases add to encodeCases what the single pass hands to decodeMembers or must read as
+// decodeMembers does:
 // nulls, repeated members, escaped keys, wrong types, invalid JSON and invalid UTF-8.
 var decodeCases = []string{
 	`{"type":"message","text":null,"from":null,"channelData":null,"entities":null,"attachments":null,"value":null}`,
@@ -32,30 +34,35 @@ var decodeCases = []string{
 	`[]`, `null`, `"x"`, ``, ` {"type" : "message" } `,
 }
 
-func checkDecodeFast(t *testing.T, in []byte) {
+func checkDecode(t *testing.T, in []byte) {
 	t.Helper()
-	want, werr := Decode(in)
-	got, gerr := DecodeFast(in)
+	want, werr := decodeMembers(in)
+	got, gerr := Decode(in)
 	if (werr == nil) != (gerr == nil) || (werr != nil && werr.Error() != gerr.Error()) {
-		t.Fatalf("DecodeFast(%q) error %v, Decode %v", in, gerr, werr)
+		t.Fatalf("Decode(%q) error %v, decodeMembers %v", in, gerr, werr)
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("DecodeFast(%q)\n got %+v\nwant %+v", in, got, want)
+		t.Fatalf("Decode(%q)\n got %+v\nwant %+v", in, got, want)
+	}
+	var viaJSON Activity
+	if err := json.Unmarshal(in, &viaJSON); gerr == nil && (err != nil || !reflect.DeepEqual(&viaJSON, got)) {
+		t.Fatalf("encoding/json into an Activity: %+v, %v; Decode %+v", viaJSON, err, got)
 	}
 }
 
-// TestDecodeFastMatchesDecode: same activities and the same errors as Decode.
-func TestDecodeFastMatchesDecode(t *testing.T) {
+// TestDecodeMatchesMembers: the single pass gives the same activities and the same errors as
+// reading member by member.
+func TestDecodeMatchesMembers(t *testing.T) {
 	for _, in := range append(append([]string{}, encodeCases...), decodeCases...) {
-		checkDecodeFast(t, []byte(in))
+		checkDecode(t, []byte(in))
 	}
 }
 
-// TestDecodeFastCopies: the activity does not share memory with the input, and a raw value
+// TestDecodeCopies: the activity does not share memory with the input, and a raw value
 // cannot grow into its neighbour.
-func TestDecodeFastCopies(t *testing.T) {
+func TestDecodeCopies(t *testing.T) {
 	in := []byte(`{"type":"message","channelData":{"a":1,"b":2},"x":"y"}`)
-	a, err := DecodeFast(in)
+	a, err := Decode(in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,12 +76,12 @@ func TestDecodeFastCopies(t *testing.T) {
 	}
 }
 
-func FuzzDecodeFast(f *testing.F) {
+func FuzzDecodeMatchesMembers(f *testing.F) {
 	for _, s := range append(append([]string{}, encodeCases...), decodeCases...) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		checkDecodeFast(t, data)
+		checkDecode(t, data)
 	})
 }
 
@@ -83,7 +90,7 @@ func BenchmarkDecode(b *testing.B) {
 	for _, d := range []struct {
 		name   string
 		decode func([]byte) (*Activity, error)
-	}{{"Decode", Decode}, {"DecodeFast", DecodeFast}} {
+	}{{"members", decodeMembers}, {"Decode", Decode}} {
 		b.Run(d.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

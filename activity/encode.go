@@ -7,18 +7,29 @@ import (
 	"strconv"
 )
 
-// AppendJSON appends a's JSON to dst: the same bytes as MarshalJSON, written without reflection
-// and without an encoder per member. Raw values are compacted and checked as encoding/json does
-// (channelData, entities, attachments, the members of from, recipient and conversation); the
-// top-level unknown members are written as they are, as MarshalJSON does. Errors are
-// encoding/json's for an invalid raw value (each raw value must be one JSON value, as Decode
-// makes them); dst is then returned as it was.
+// AppendJSON appends a's JSON to dst, written without reflection: the known members in schema
+// order (empty strings and nil objects left out), then the unknown members sorted by name. Raw
+// values are compacted and checked as encoding/json does with a json.Marshaler's output
+// (channelData with its members sorted, entities, attachments, the members of from, recipient and
+// conversation); the top-level unknown members are written as they are. HTML characters are not
+// escaped. Errors are encoding/json's for an invalid raw value (each raw value must be one JSON
+// value, as Decode makes them); dst is then returned as it was.
 func AppendJSON(dst []byte, a *Activity) ([]byte, error) {
 	e := encoder{buf: bytes.NewBuffer(dst)}
 	e.buf.Grow(sizeHint(a))
 	e.activity(a)
 	if e.err != nil {
 		return dst, e.err
+	}
+	return e.buf.Bytes(), nil
+}
+
+// encodeWith returns what f writes, or its error.
+func encodeWith(f func(e *encoder)) ([]byte, error) {
+	e := encoder{buf: new(bytes.Buffer)}
+	f(&e)
+	if e.err != nil {
+		return nil, e.err
 	}
 	return e.buf.Bytes(), nil
 }
@@ -127,7 +138,7 @@ func rawSize(m map[string]json.RawMessage) int {
 	return n
 }
 
-// encoder writes MarshalJSON's encoding member by member.
+// encoder writes AppendJSON's encoding member by member.
 type encoder struct {
 	buf *bytes.Buffer
 	n   []int // members written in each open object

@@ -1,6 +1,7 @@
 package activity
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 )
@@ -28,8 +29,9 @@ var encodeCases = []string{
 	`{"text":"x","zzz":1,"aaa":{"b":2}}`,
 }
 
-// TestAppendJSONMatchesMarshalJSON: the fast encoder writes MarshalJSON's bytes.
-func TestAppendJSONMatchesMarshalJSON(t *testing.T) {
+// TestAppendJSONMatchesReference: the encoder writes the reference encoder's bytes, through
+// AppendJSON, MarshalJSON and encoding/json alike.
+func TestAppendJSONMatchesReference(t *testing.T) {
 	for _, in := range encodeCases {
 		a, err := Decode([]byte(in))
 		if err != nil {
@@ -52,7 +54,7 @@ func TestAppendJSONMatchesMarshalJSON(t *testing.T) {
 
 func checkAppendJSON(t *testing.T, a *Activity) {
 	t.Helper()
-	want, err := a.MarshalJSON()
+	want, err := refMarshal(a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,6 +65,17 @@ func checkAppendJSON(t *testing.T, a *Activity) {
 	}
 	if string(got) != "prefix"+string(want) {
 		t.Errorf("AppendJSON\n got: %s\nwant: prefix%s", got, want)
+	}
+	if m, err := a.MarshalJSON(); err != nil || string(m) != string(want) {
+		t.Errorf("MarshalJSON = %s, %v; want %s", m, err, want)
+	}
+	// encoding/json compacts what a json.Marshaler writes, the top-level unknown members too.
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, want); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := marshal(a); err != nil || string(m) != compact.String() {
+		t.Errorf("encoding/json = %s, %v; want %s", m, err, compact.String())
 	}
 }
 
@@ -75,6 +88,9 @@ func TestAppendJSONInvalidRaw(t *testing.T) {
 		{Type: TypeMessage, Attachments: []*Attachment{{Content: json.RawMessage(`nul`)}}},
 		{Type: TypeMessage, From: &ChannelAccount{ID: "u", Extra: map[string]json.RawMessage{"x": json.RawMessage(`]`)}}},
 	} {
+		if _, err := refMarshal(a); err == nil {
+			t.Fatalf("the reference encoder accepted %+v", a)
+		}
 		if _, err := a.MarshalJSON(); err == nil {
 			t.Fatalf("MarshalJSON accepted %+v", a)
 		}
@@ -147,9 +163,9 @@ func FuzzAppendStamped(f *testing.F) {
 		if err != nil {
 			return
 		}
-		want, err := a.MarshalJSON()
+		want, err := refMarshal(a)
 		if err != nil {
-			t.Fatalf("MarshalJSON after Decode: %v", err)
+			t.Fatalf("reference encoding after Decode: %v", err)
 		}
 		got, err := AppendJSON(nil, a)
 		if err != nil || string(got) != string(want) {
@@ -165,10 +181,10 @@ func BenchmarkEncode(b *testing.B) {
 		b.Fatal(err)
 	}
 	a.Stamp(FormatID("conv", 42), 42, "2026-12-01T02:40:00.123Z")
-	b.Run("MarshalJSON", func(b *testing.B) {
+	b.Run("reference", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := a.MarshalJSON(); err != nil {
+			if _, err := refMarshal(a); err != nil {
 				b.Fatal(err)
 			}
 		}

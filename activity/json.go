@@ -1,10 +1,8 @@
 package activity
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
 )
 
 // FieldError reports a member of an activity (or of one of its objects) whose JSON value has the
@@ -113,107 +111,4 @@ func typeReason(dst any) string {
 
 func isNull(raw json.RawMessage) bool {
 	return len(TrimSpace(raw)) == 4 && string(TrimSpace(raw)) == "null"
-}
-
-// objectWriter writes a JSON object member by member; known members first, in schema order, then
-// unknown members sorted by name so the encoding is deterministic.
-type objectWriter struct {
-	buf   bytes.Buffer
-	n     int
-	err   error
-	known map[string]bool
-	// enc encodes values other than strings into buf (HTML escaping off); made on first use.
-	enc *json.Encoder
-}
-
-func newObjectWriter() *objectWriter {
-	w := &objectWriter{known: map[string]bool{}}
-	w.buf.WriteByte('{')
-	return w
-}
-
-func (w *objectWriter) key(name string) {
-	if w.n > 0 {
-		w.buf.WriteByte(',')
-	}
-	w.n++
-	w.writeString(name)
-	w.buf.WriteByte(':')
-}
-
-// marshal is json.Marshal without HTML escaping, so "<", ">" and "&" come back as the sender
-// wrote them rather than as \u003c escapes.
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
-
-func (w *objectWriter) str(name, v string) {
-	w.known[name] = true
-	if v == "" {
-		return
-	}
-	w.key(name)
-	w.writeString(v)
-}
-
-// writeString writes s as a JSON string, appending in place: the room for s and its quotes is
-// made first, so only escapes can make the append allocate.
-func (w *objectWriter) writeString(s string) {
-	w.buf.Grow(len(s) + 2)
-	w.buf.Write(appendJSONString(w.buf.AvailableBuffer(), s))
-}
-
-func (w *objectWriter) value(name string, v any) {
-	w.known[name] = true
-	if w.err != nil {
-		return
-	}
-	if w.enc == nil {
-		w.enc = json.NewEncoder(&w.buf)
-		w.enc.SetEscapeHTML(false)
-	}
-	// The encoder writes nothing when it fails, and then the whole object fails.
-	w.key(name)
-	if err := w.enc.Encode(v); err != nil {
-		w.err = err
-		return
-	}
-	w.buf.Truncate(w.buf.Len() - 1) // the encoder's newline
-}
-
-func (w *objectWriter) raw(name string, v json.RawMessage) {
-	w.known[name] = true
-	if len(v) == 0 {
-		return
-	}
-	w.key(name)
-	w.buf.Write(v)
-}
-
-func (w *objectWriter) extra(extra map[string]json.RawMessage) {
-	names := make([]string, 0, len(extra))
-	for k := range extra {
-		if !w.known[k] {
-			names = append(names, k)
-		}
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		w.key(k)
-		w.buf.Write(extra[k])
-	}
-}
-
-func (w *objectWriter) bytes() ([]byte, error) {
-	if w.err != nil {
-		return nil, w.err
-	}
-	w.buf.WriteByte('}')
-	return w.buf.Bytes(), nil
 }

@@ -89,7 +89,7 @@ func (s *Server) postActivity(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	a, err := activity.DecodeFast(body)
+	a, err := activity.Decode(body)
 	if err != nil {
 		return err
 	}

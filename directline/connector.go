@@ -110,7 +110,7 @@ func (s *Server) readBotActivity(c echo.Context) (*activity.Activity, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, err := activity.DecodeFast(body)
+	a, err := activity.Decode(body)
 	if err != nil {
 		return nil, err
 	}

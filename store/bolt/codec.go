@@ -283,7 +283,7 @@ func (s *Store) decodeActivity(conversationID string, seq uint64, v []byte) (*ac
 		return nil, err
 	}
 	s.decodes.Add(1)
-	a, err := activity.DecodeFast(v[recordHeaderSize:])
+	a, err := activity.Decode(v[recordHeaderSize:])
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errCorruptRecord, err)
 	}

@@ -129,7 +129,7 @@ func (b *bot) serveActivity(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cannot read body", http.StatusBadRequest)
 		return
 	}
-	in, err := activity.DecodeFast(data)
+	in, err := activity.Decode(data)
 	if err == nil {
 		err = in.Validate()
 	}
