@@ -152,6 +152,9 @@ type sequencer struct {
 	known    map[string]delivered
 	noSeq    map[string]struct{}
 	gapSince time.Time
+	// late is set when the activity fed last had a position already delivered (a repeat or a
+	// revision).
+	late bool
 
 	emit  func(Delivery)
 	event func(Event)
@@ -195,6 +198,7 @@ func (q *sequencer) gapOpen() bool { return len(q.pending) > 0 || len(q.covered)
 // never count as duplicates or out of order: overlapping what the stream sent is expected there.
 func (q *sequencer) feed(a *activity.Activity, digest uint64, src Source, at time.Time) {
 	d := Delivery{Activity: a, Source: src, Received: at, digest: digest}
+	q.late = false
 	s, ok := q.position(a)
 	if !ok {
 		if _, dup := q.noSeq[a.ID]; dup && a.ID != "" {
@@ -216,6 +220,7 @@ func (q *sequencer) feed(a *activity.Activity, digest uint64, src Source, at tim
 		}
 	}
 	p, isPending := q.pending[s]
+	q.late = s < q.next
 	if s < q.next || isPending {
 		prev, known := q.known[a.ID]
 		if isPending {
@@ -255,11 +260,12 @@ func (q *sequencer) report(src Source, e Event) {
 }
 
 // frameEnd applies the stream's frame watermark w: the frame's last entry sits at position w.
-// When the last activity is a revision of one already known (its own position is lower), the
-// position w holds that revision entry and is accounted for.
+// When the last activity, just fed, is a revision of one already delivered (its own position is
+// lower), the position w holds that revision entry and is accounted for. A new activity below w
+// means the entry at w did not arrive (the stream dropped it): that hole stays for GET to fill.
 func (q *sequencer) frameEnd(last *activity.Activity, w uint64) {
 	s, ok := q.position(last)
-	if !ok || s >= w || w < q.next {
+	if !ok || s >= w || w < q.next || !q.late {
 		return
 	}
 	if _, known := q.known[last.ID]; !known {

@@ -41,6 +41,8 @@ func TestSequencerOrdersByPosition(t *testing.T) {
 		{"duplicate is dropped and reported", "", []step{{a: act(1, "1")}, {a: act(2, "2")}, {a: act(2, "2")}}, []string{"1", "2"}, []string{"duplicate 2"}},
 		{"duplicate while pending", "", []step{{a: act(1, "1")}, {a: act(3, "3")}, {a: act(3, "3")}, {a: act(2, "2")}}, []string{"1", "2", "3"}, []string{"duplicate 3", "out_of_order 2"}},
 		{"revision is delivered again", "", []step{{a: act(1, "1")}, {a: act(2, "2")}, {a: rev, frameWM: 3}, {a: act(4, "4")}}, []string{"1", "2", "two, edited*", "4"}, nil},
+		// The stream dropped position 3, the last of a frame whose watermark still names it.
+		{"new activity before a dropped one is no revision", "", []step{{a: act(1, "1")}, {a: act(2, "2"), frameWM: 3}, {a: act(4, "4")}, {a: act(3, "3"), src: SourceFill}, {cover: 4}}, []string{"1", "2", "3", "4"}, []string{"gap_filled 3"}},
 		{"start at zero", "", []step{{a: act(0, "0")}, {a: act(1, "1")}}, []string{"0", "1"}, nil},
 		{"resume after watermark", "5", []step{{a: act(6, "6")}, {a: act(5, "5")}}, []string{"6"}, []string{"duplicate 5"}},
 		{"hole filled from GET", "", []step{{a: act(1, "1")}, {a: act(3, "3")}, {a: act(2, "2"), src: SourceFill}, {a: act(3, "3"), src: SourceFill}, {cover: 3}}, []string{"1", "2", "3"}, []string{"gap_filled 2"}},

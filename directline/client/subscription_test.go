@@ -172,9 +172,11 @@ func TestSubscriptionReportsDuplicateAndReorder(t *testing.T) {
 			}
 			ds := s.receive(6)
 			checkContiguous(t, ds, 1, 1)
-			// The echo and the reply may share a frame, so one fault can show twice.
-			if es := s.kinds()[tt.kind]; len(es) == 0 || len(es) > 2 {
-				t.Errorf("%s events %v, want one or two", tt.kind, es)
+			// The echo and the reply may share a frame, so one fault can show twice; when the
+			// service put several activities in the frame Swap holds back, each of them arrives
+			// after a higher position.
+			if es := s.kinds()[tt.kind]; len(es) == 0 || len(es) > 6 {
+				t.Errorf("%s events %v, want one to six", tt.kind, es)
 			}
 		})
 	}
@@ -414,8 +416,10 @@ func TestSparseSubscription(t *testing.T) {
 				}
 			}
 			k := s.kinds()
-			if tt.kind != 0 && (len(k[tt.kind]) == 0 || len(k[tt.kind]) > 2) {
-				t.Errorf("%s events %v, want one or two", tt.kind, k[tt.kind])
+			// A frame Swap holds back may hold several activities (see
+			// TestSubscriptionReportsDuplicateAndReorder).
+			if tt.kind != 0 && (len(k[tt.kind]) == 0 || len(k[tt.kind]) > 6) {
+				t.Errorf("%s events %v, want one to six", tt.kind, k[tt.kind])
 			}
 			for kind, es := range k {
 				if kind != tt.kind && kind != client.EventGapSkipped {
