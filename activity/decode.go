@@ -108,30 +108,8 @@ func (d *fastDecoder) object(val []byte) map[string]json.RawMessage {
 
 // array reads an array of raw values, as encoding/json fills a []json.RawMessage.
 func (d *fastDecoder) array(val []byte) []json.RawMessage {
-	if val[0] != '[' {
-		d.slow = true
-		return nil
-	}
 	out := []json.RawMessage{}
-	i := skipSpace(val, 1)
-	if i < len(val) && val[i] == ']' {
-		return out
-	}
-	for i < len(val) {
-		end := skipValue(val, i)
-		if end < 0 {
-			d.slow = true
-			return nil
-		}
-		out = append(out, raw(val[i:end]))
-		i = skipSpace(val, end)
-		if i < len(val) && val[i] == ',' {
-			i = skipSpace(val, i+1)
-			continue
-		}
-		break
-	}
-	if i != len(val)-1 || val[i] != ']' {
+	if !scanElements(val, func(v []byte) { out = append(out, raw(v)) }) {
 		d.slow = true
 		return nil
 	}

@@ -530,6 +530,38 @@ func scanMembers(t []byte, f func(key, val []byte)) bool {
 	}
 }
 
+// scanElements calls f with the raw value of each element of the JSON array t, in order. Like
+// scanMembers it checks the structure but not the literals inside, and it is false for what is
+// not an array.
+func scanElements(t []byte, f func(val []byte)) bool {
+	i := skipSpace(t, 0)
+	if i >= len(t) || t[i] != '[' {
+		return false
+	}
+	i = skipSpace(t, i+1)
+	if i < len(t) && t[i] == ']' {
+		return skipSpace(t, i+1) == len(t)
+	}
+	for {
+		end := skipValue(t, i)
+		if end < 0 {
+			return false
+		}
+		f(t[i:end])
+		i = skipSpace(t, end)
+		if i >= len(t) {
+			return false
+		}
+		if t[i] == ']' {
+			return skipSpace(t, i+1) == len(t)
+		}
+		if t[i] != ',' {
+			return false
+		}
+		i = skipSpace(t, i+1)
+	}
+}
+
 // TrimSpace returns raw without the whitespace JSON allows around a value: space, tab, line feed
 // and carriage return (RFC 8259, section 2). bytes.TrimSpace would also remove \v, \f and Unicode
 // spaces, letting a value pass for JSON that encoding/json refuses.
@@ -616,6 +648,12 @@ func skipValue(t []byte, i int) int {
 // accepts it hands out the members encoding/json decodes. It lets other packages read a few
 // members without decoding the rest.
 func ScanMembers(t []byte, f func(key, val []byte)) bool { return scanMembers(t, f) }
+
+// ScanElements calls f with the raw value of each element of the JSON array t, in order, without
+// surrounding spaces. Like ScanMembers it checks the structure but not the literals inside: it is
+// false for what is not an array, and on input json.Valid accepts it hands out the elements
+// encoding/json decodes.
+func ScanElements(t []byte, f func(val []byte)) bool { return scanElements(t, f) }
 
 // StringValue decodes raw (spaces around it allowed) as encoding/json decodes a JSON string into
 // a Go string; ok is false for any other value. Strings without escapes are read without

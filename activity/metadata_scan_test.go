@@ -78,6 +78,25 @@ func checkScanReaders(t *testing.T, in []byte) {
 	if g, w := a.streamInfoEntity(), refStreamInfoEntity(a); !reflect.DeepEqual(g, w) {
 		t.Errorf("streamInfoEntity(%q) = %v; encoding/json gives %v", in, g, w)
 	}
+	checkScanElements(t, in)
+	checkScanElements(t, []byte("[ "+string(in)+" ,"+string(in)+"]"))
+}
+
+// checkScanElements: on valid JSON, ScanElements hands out the elements encoding/json decodes
+// into a []json.RawMessage, and it is false for what is not an array.
+func checkScanElements(t *testing.T, in []byte) {
+	t.Helper()
+	got := []json.RawMessage{}
+	ok := ScanElements(in, func(v []byte) { got = append(got, v) })
+	if !json.Valid(in) {
+		return
+	}
+	var want []json.RawMessage
+	werr := json.Unmarshal(in, &want)
+	isArray := werr == nil && want != nil
+	if ok != isArray || (ok && !reflect.DeepEqual(got, want) && !(len(got) == 0 && len(want) == 0)) {
+		t.Errorf("ScanElements(%q) = %q, %v; encoding/json gives %q, %v", in, got, ok, want, werr)
+	}
 }
 
 // TestScanReadersMatchEncodingJSON checks that the member scan and the hand-written string and

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -46,7 +45,7 @@ type userTransport struct {
 	mu       sync.Mutex
 	conn     net.Conn
 	br       *bufio.Reader
-	wbuf     []byte
+	bw       *bufio.Writer
 	lastUsed time.Time
 }
 
@@ -69,7 +68,7 @@ func hostPort(host string) string {
 
 // RoundTrip implements http.RoundTripper.
 func (t *userTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if t.host == "" || req.URL.Scheme != "http" || hostPort(req.URL.Host) != t.host || !plainHeaders(req.Header) || !t.mu.TryLock() {
+	if t.host == "" || req.URL.Scheme != "http" || hostPort(req.URL.Host) != t.host || !t.mu.TryLock() {
 		return t.viaShared(req)
 	}
 	defer t.mu.Unlock()
@@ -98,26 +97,6 @@ func (t *userTransport) viaShared(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// plainHeaders reports whether every header can be written as it is: no line break anywhere,
-// no colon or space in a name.
-func plainHeaders(h http.Header) bool {
-	for k, vs := range h {
-		for i := 0; i < len(k); i++ {
-			if c := k[i]; c == '\r' || c == '\n' || c == ':' || c == ' ' {
-				return false
-			}
-		}
-		for _, v := range vs {
-			for i := 0; i < len(v); i++ {
-				if c := v[i]; c == '\r' || c == '\n' {
-					return false
-				}
-			}
-		}
-	}
-	return true
-}
-
 // drop closes the connection after a failure: its state is unknown.
 func (t *userTransport) drop() {
 	if t.conn != nil {
@@ -128,10 +107,6 @@ func (t *userTransport) drop() {
 
 // exchange writes req and reads its answer on the user's connection; the caller holds t.mu.
 func (t *userTransport) exchange(req *http.Request) (*http.Response, error) {
-	body, err := requestBody(req)
-	if err != nil {
-		return nil, err
-	}
 	if t.conn != nil && time.Since(t.lastUsed) > t.maxIdle {
 		t.drop()
 	}
@@ -142,9 +117,10 @@ func (t *userTransport) exchange(req *http.Request) (*http.Response, error) {
 		}
 		t.conn = c
 		if t.br == nil {
-			t.br = bufio.NewReaderSize(c, 4096)
+			t.br, t.bw = bufio.NewReaderSize(c, 4096), bufio.NewWriterSize(c, 4096)
 		} else {
 			t.br.Reset(c)
+			t.bw.Reset(c)
 		}
 	}
 	deadline := time.Now().Add(exchangeTimeout)
@@ -154,11 +130,15 @@ func (t *userTransport) exchange(req *http.Request) (*http.Response, error) {
 	if err := t.conn.SetDeadline(deadline); err != nil {
 		return nil, err
 	}
-	t.wbuf = appendRequest(t.wbuf[:0], req, body)
-	if _, err := t.conn.Write(t.wbuf); err != nil {
+	// net/http writes the request (headers sanitised, body framed by its length).
+	if err := req.Write(t.bw); err != nil {
+		return nil, err
+	}
+	if err := t.bw.Flush(); err != nil {
 		return nil, err
 	}
 	var resp *http.Response
+	var err error
 	for {
 		resp, err = http.ReadResponse(t.br, req)
 		if err != nil {
@@ -180,51 +160,6 @@ func (t *userTransport) exchange(req *http.Request) (*http.Response, error) {
 	t.lastUsed = time.Now()
 	resp.Body = io.NopCloser(bytes.NewReader(data))
 	return resp, nil
-}
-
-// requestBody reads and closes req's body (nil when it has none).
-func requestBody(req *http.Request) ([]byte, error) {
-	if req.Body == nil || req.Body == http.NoBody {
-		return nil, nil
-	}
-	defer req.Body.Close()
-	if n := req.ContentLength; n > 0 {
-		b := make([]byte, n)
-		if _, err := io.ReadFull(req.Body, b); err != nil {
-			return nil, err
-		}
-		return b, nil
-	}
-	return io.ReadAll(req.Body)
-}
-
-// appendRequest appends req as HTTP/1.1 with body.
-func appendRequest(b []byte, req *http.Request, body []byte) []byte {
-	b = append(b, req.Method...)
-	b = append(b, ' ')
-	b = append(b, req.URL.RequestURI()...)
-	b = append(b, " HTTP/1.1\r\nHost: "...)
-	if req.Host != "" {
-		b = append(b, req.Host...)
-	} else {
-		b = append(b, req.URL.Host...)
-	}
-	b = append(b, "\r\n"...)
-	for k, vs := range req.Header {
-		for _, v := range vs {
-			b = append(b, k...)
-			b = append(b, ": "...)
-			b = append(b, v...)
-			b = append(b, "\r\n"...)
-		}
-	}
-	if body != nil || req.Method == http.MethodPost || req.Method == http.MethodPut {
-		b = append(b, "Content-Length: "...)
-		b = strconv.AppendInt(b, int64(len(body)), 10)
-		b = append(b, "\r\n"...)
-	}
-	b = append(b, "\r\n"...)
-	return append(b, body...)
 }
 
 // readAnswer reads an answer's body whole, so that the connection is free for the next request.

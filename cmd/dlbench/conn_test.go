@@ -138,22 +138,3 @@ func TestUserTransportHandsOverWhatItDoesNotSend(t *testing.T) {
 		t.Errorf("%d connections to the dropping server, want 2", dropConns.Load())
 	}
 }
-
-func TestPlainHeaders(t *testing.T) {
-	tests := []struct {
-		h    http.Header
-		want bool
-	}{
-		{http.Header{"Authorization": {"Bearer a.b-c_d"}, "Content-Type": {"application/json"}}, true},
-		{http.Header{"Authorization": {"Bearer x\r\nX-Evil: 1"}}, false},
-		{http.Header{"X-A": {"1", "2\n"}}, false},
-		{http.Header{"X A": {"1"}}, false},
-		{http.Header{"X:A": {"1"}}, false},
-		{http.Header{"X-A\r": {"1"}}, false},
-	}
-	for _, tt := range tests {
-		if got := plainHeaders(tt.h); got != tt.want {
-			t.Errorf("plainHeaders(%q) = %v, want %v", tt.h, got, tt.want)
-		}
-	}
-}

@@ -260,7 +260,7 @@ type postAnswer struct {
 
 // decode reads {"id"} as json.Unmarshal into postAnswer would, without its reflection.
 func (r *postAnswer) decode(data []byte) error {
-	if !validJSON(data) {
+	if !json.Valid(data) {
 		return json.Unmarshal(data, r)
 	}
 	t := activity.TrimSpace(data)

@@ -1,7 +1,6 @@
 package client
 
 import (
-	"encoding/json"
 	"testing"
 )
 
@@ -22,23 +21,6 @@ func BenchmarkDecodeFrame(b *testing.B) {
 				var s ActivitySet
 				if err := s.decode(echoFrame, bc.sparse); err != nil {
 					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
-// BenchmarkValidJSON compares the frame check with encoding/json's.
-func BenchmarkValidJSON(b *testing.B) {
-	for _, bc := range []struct {
-		name  string
-		valid func([]byte) bool
-	}{{"validJSON", validJSON}, {"json.Valid", json.Valid}} {
-		b.Run(bc.name, func(b *testing.B) {
-			b.SetBytes(int64(len(echoFrame)))
-			for b.Loop() {
-				if !bc.valid(echoFrame) {
-					b.Fatal("invalid")
 				}
 			}
 		})
