@@ -218,7 +218,9 @@ func TestSlowConsumerClosedWithReconnectCodeInvariant7(t *testing.T) {
 		}
 		got = append(got, f.seqs(t)...)
 	}
-	if len(got) == 0 || !slices.Equal(got, seqRange(1, got[len(got)-1])) {
+	// A gap-free prefix, possibly empty: on a busy machine the queue can fill before the slow
+	// socket's writer has run at all.
+	if len(got) > 0 && !slices.Equal(got, seqRange(1, got[len(got)-1])) {
 		t.Fatalf("slow socket got %v, want a gap-free prefix", got)
 	}
 	e.obs.mu.Lock()
