@@ -31,6 +31,7 @@ type config struct {
 	Transport     string
 	PollInterval  time.Duration
 	Think         time.Duration
+	Interval      time.Duration
 	Warmup        int
 	Bot           string
 	Timeout       time.Duration
@@ -284,12 +285,24 @@ func (b *bench) runConversation(ctx context.Context, n int, measure bool, messag
 		return false
 	}
 	gotReply := false
+	var next time.Time // with --interval: when the next message is due
 	for i := range messages {
-		if b.cfg.Think > 0 && i > 0 {
+		var wait time.Duration
+		switch {
+		case i == 0:
+		case b.cfg.Think > 0:
+			wait = b.cfg.Think
+		case b.cfg.Interval > 0:
+			wait = time.Until(next)
+		}
+		if wait > 0 {
 			select {
-			case <-time.After(b.cfg.Think):
+			case <-time.After(wait):
 			case <-ctx.Done():
 			}
+		}
+		if b.cfg.Interval > 0 {
+			next = nextDue(next, time.Now(), b.cfg.Interval)
 		}
 		if ctx.Err() != nil {
 			break
@@ -300,6 +313,17 @@ func (b *bench) runConversation(ctx context.Context, n int, measure bool, messag
 	}
 	cv.finish()
 	return gotReply
+}
+
+// nextDue is when the message after one starting at now is due, under --interval: one interval
+// after the message's own due time, so that a message late by less than an interval does not
+// push the ones after it back and the offered rate holds; one more than an interval late (or the
+// first, due zero) starts the schedule anew from now rather than a burst to catch up.
+func nextDue(due, now time.Time, interval time.Duration) time.Time {
+	if due.IsZero() || now.Sub(due) > interval {
+		due = now
+	}
+	return due.Add(interval)
 }
 
 // messagePrefix is the start of every message user posts: {"type":"message","from":{"id":user,

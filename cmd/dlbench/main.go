@@ -25,6 +25,8 @@
 //	--transport ws|poll     WebSocket stream or GET polling (default ws)
 //	--poll-interval D       polling interval (default 1s)
 //	--think D               pause between a user's messages (default 0)
+//	--interval D            start a user's messages D apart, a late one at once: a fixed offered
+//	                        rate of conversations ÷ D while replies are quicker than D (default 0)
 //	--warmup N              first N messages of each user are verified but not measured (default 0)
 //	--bot auto|yes|no       expect bot replies; auto probes with one conversation first (default auto)
 //	--timeout D             wait for each echo and reply (default 10s)
@@ -42,7 +44,7 @@
 //
 // JSON report (load):
 //
-//	{"config":{"base","transport","conversations","messages","concurrency","warmup","think_ms","bot"},
+//	{"config":{"base","transport","conversations","messages","concurrency","warmup","think_ms","interval_ms","bot"},
 //	 "duration_s":1.2,
 //	 "messages":{"sent":100,"measured":100,"per_second":812.5},
 //	 "activities_received":200,"activities_per_second":166.7,
@@ -132,6 +134,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.StringVar(&c.Transport, "transport", "ws", "ws (WebSocket stream) or poll (GET activities)")
 	fs.DurationVar(&c.PollInterval, "poll-interval", time.Second, "polling interval with --transport poll")
 	fs.DurationVar(&c.Think, "think", 0, "pause between a user's messages")
+	fs.DurationVar(&c.Interval, "interval", 0, "start a user's messages this far apart (a late one at once)")
 	fs.IntVar(&c.Warmup, "warmup", 0, "first N messages of each user are verified but not measured")
 	fs.StringVar(&c.Bot, "bot", "auto", "expect bot replies: auto, yes or no")
 	fs.DurationVar(&c.Timeout, "timeout", 10*time.Second, "wait for each echo and reply")
@@ -175,6 +178,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	}
 	if c.Bot != "auto" && c.Bot != "yes" && c.Bot != "no" {
 		errs = append(errs, fmt.Errorf("--bot %q: want auto, yes or no", c.Bot))
+	}
+	if c.Think < 0 || c.Interval < 0 || (c.Think > 0 && c.Interval > 0) {
+		errs = append(errs, errors.New("--think and --interval must not be negative, and only one may be set"))
 	}
 	if c.Timeout <= 0 || c.PollInterval <= 0 || c.GapWait <= 0 || c.ProbeWait <= 0 {
 		errs = append(errs, errors.New("--timeout, --poll-interval, --gap-wait and --probe-wait must be positive"))
@@ -237,6 +243,7 @@ type Report struct {
 		Concurrency   int    `json:"concurrency"`
 		Warmup        int    `json:"warmup"`
 		ThinkMS       int64  `json:"think_ms"`
+		IntervalMS    int64  `json:"interval_ms"`
 		Bot           bool   `json:"bot"`
 	} `json:"config"`
 	DurationS float64 `json:"duration_s"`
@@ -267,6 +274,7 @@ func (b *bench) report(elapsed time.Duration) Report {
 	r.Config.Concurrency = b.cfg.Concurrency
 	r.Config.Warmup = b.cfg.Warmup
 	r.Config.ThinkMS = b.cfg.Think.Milliseconds()
+	r.Config.IntervalMS = b.cfg.Interval.Milliseconds()
 	r.Config.Bot = b.bot
 	r.DurationS = round(elapsed.Seconds())
 	r.Messages.Sent = b.sent.Load()
@@ -287,8 +295,8 @@ func (b *bench) report(elapsed time.Duration) Report {
 }
 
 func (r Report) print(w io.Writer) {
-	fmt.Fprintf(w, "dlbench %s  transport=%s conversations=%d messages=%d concurrency=%d warmup=%d think=%dms bot=%v\n\n",
-		r.Config.Base, r.Config.Transport, r.Config.Conversations, r.Config.Messages, r.Config.Concurrency, r.Config.Warmup, r.Config.ThinkMS, r.Config.Bot)
+	fmt.Fprintf(w, "dlbench %s  transport=%s conversations=%d messages=%d concurrency=%d warmup=%d think=%dms interval=%dms bot=%v\n\n",
+		r.Config.Base, r.Config.Transport, r.Config.Conversations, r.Config.Messages, r.Config.Concurrency, r.Config.Warmup, r.Config.ThinkMS, r.Config.IntervalMS, r.Config.Bot)
 	fmt.Fprintf(w, "duration      %.3f s\n", r.DurationS)
 	fmt.Fprintf(w, "messages      %d sent, %d measured, %.1f/s\n", r.Messages.Sent, r.Messages.Measured, r.Messages.PerSecond)
 	fmt.Fprintf(w, "activities    %d received, %.1f/s\n\n", r.ActivitiesReceived, r.ActivitiesPerSecond)

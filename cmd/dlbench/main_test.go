@@ -150,6 +150,43 @@ func TestHumanReport(t *testing.T) {
 	}
 }
 
+// TestIntervalRun: with --interval each user's messages are spaced by at least the interval (the
+// run cannot end sooner than messages-1 intervals), and the report says the interval.
+func TestIntervalRun(t *testing.T) {
+	srv := clienttest.Start(t, clienttest.Options{Bot: true})
+	r, code := runBench(t, srv, "--conversations", "2", "--messages", "3", "--bot", "yes", "--interval", "60ms")
+	if code != exitOK || !r.Verification.OK || r.Messages.Sent != 6 {
+		t.Fatalf("exit %d, %+v", code, r)
+	}
+	if r.Config.IntervalMS != 60 || r.DurationS < 0.12 {
+		t.Errorf("interval_ms %d, duration %.3f s; want 60 and at least 0.12 s", r.Config.IntervalMS, r.DurationS)
+	}
+}
+
+// TestNextDue: --interval keeps each user on its schedule while messages are late by less than
+// an interval, and starts it anew after a longer delay instead of sending a burst.
+func TestNextDue(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 4, 0, 0, 0, time.UTC)
+	const iv = 100 * time.Millisecond
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	for _, tt := range []struct {
+		name     string
+		due, now time.Time
+		want     time.Time
+	}{
+		{"first message", time.Time{}, ms(0), ms(100)},
+		{"on time", ms(100), ms(100), ms(200)},
+		{"early wake-up", ms(100), ms(98), ms(200)},
+		{"late by less than an interval", ms(100), ms(170), ms(200)},
+		{"late by exactly an interval", ms(100), ms(200), ms(200)},
+		{"late by more than an interval", ms(100), ms(350), ms(450)},
+	} {
+		if got := nextDue(tt.due, tt.now, iv); !got.Equal(tt.want) {
+			t.Errorf("%s: nextDue = %v, want %v", tt.name, got.Sub(t0), tt.want.Sub(t0))
+		}
+	}
+}
+
 func TestUsageErrors(t *testing.T) {
 	tests := [][]string{
 		{},
@@ -158,6 +195,8 @@ func TestUsageErrors(t *testing.T) {
 		{"--base", "http://x/v3/directline", "--secret", "s", "--token-endpoint", "http://t"},
 		{"--base", "http://x/v3/directline", "--messages", "0"},
 		{"--base", "http://x/v3/directline", "extra"},
+		{"--base", "http://x/v3/directline", "--think", "1s", "--interval", "1s"},
+		{"--base", "http://x/v3/directline", "--interval", "-1s"},
 	}
 	for _, args := range tests {
 		var out, errOut bytes.Buffer

@@ -464,12 +464,12 @@ func (s *suite) target4(ctx context.Context) section {
 func (s *suite) target5(ctx context.Context) section {
 	const conversations = 200
 	const rate = 1500 // messages/s: half of target 2's 3,000
-	// Each conversation sends one message per interval (think time after each reply).
+	// Each conversation's messages start one interval apart (dlbench --interval), so the offered
+	// rate is the schedule's while replies take less than an interval; slower replies stretch the
+	// run, up to the deadline below.
 	interval := (time.Second * conversations / rate).Round(time.Millisecond)
-	// The schedule fills the soak when replies are quick; latency stretches it (the think time
-	// follows each reply), up to the deadline below.
 	messages := max(1, int(s.cfg.soak/interval))
-	args := []string{"--conversations", itoa(conversations), "--messages", itoa(messages), "--think", interval.String(), "--bot", "yes", "--timeout", "30s"}
+	args := []string{"--conversations", itoa(conversations), "--messages", itoa(messages), "--interval", interval.String(), "--bot", "yes", "--timeout", "30s"}
 	sec := section{
 		title:    fmt.Sprintf("Target 5: soak, %s at half the rate of target 2", s.cfg.soak),
 		commands: []string{oursCommand("demo"), dlbenchCommand("http://127.0.0.1:<port>/v3/directline", args)},
