@@ -724,17 +724,21 @@ func (s *suite) render(started, ended time.Time, sections []section) string {
 	return b.String()
 }
 
-// rewrite replaces the generated section of path with text, or appends it.
+// rewrite replaces the generated section of path with text, or appends it; a missing file is
+// created, so that a run's figures are never lost for want of the document.
 func rewrite(path, text string) error {
 	data, err := os.ReadFile(path)
-	if err != nil {
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	doc := string(data)
 	i, j := strings.Index(doc, markStart), strings.Index(doc, markEnd)
-	if i >= 0 && j > i {
+	switch {
+	case i >= 0 && j > i:
 		doc = doc[:i] + text + strings.TrimPrefix(doc[j+len(markEnd):], "\n")
-	} else {
+	case strings.TrimSpace(doc) == "":
+		doc = "## Targets\n\n" + text
+	default:
 		doc = strings.TrimRight(doc, "\n") + "\n\n## Targets\n\n" + text
 	}
 	return os.WriteFile(path, []byte(doc), 0o644)

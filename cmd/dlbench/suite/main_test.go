@@ -23,6 +23,11 @@ func TestRewrite(t *testing.T) {
 			want: "# Benchmarks\n\nintro\n\n## Targets\n\n" + section,
 		},
 		{
+			name: "a missing document is created",
+			doc:  "",
+			want: "## Targets\n\n" + section,
+		},
+		{
 			name: "an end marker before the start marker is not a section",
 			doc:  markEnd + "\n" + markStart + "\n",
 			want: markEnd + "\n" + markStart + "\n\n## Targets\n\n" + section,
@@ -31,8 +36,10 @@ func TestRewrite(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "BENCHMARKS.md")
-			if err := os.WriteFile(path, []byte(tt.doc), 0o644); err != nil {
-				t.Fatal(err)
+			if tt.doc != "" {
+				if err := os.WriteFile(path, []byte(tt.doc), 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if err := rewrite(path, section); err != nil {
 				t.Fatal(err)
