@@ -268,11 +268,14 @@ func (r *postAnswer) decode(data []byte) error {
 		return nil
 	}
 	var id []byte
+	repeated := false
 	if !activity.ScanMembers(t, func(key, val []byte) {
 		if bytes.EqualFold(key, []byte("id")) {
+			repeated = repeated || id != nil
 			id = val
 		}
-	}) {
+	}) || repeated {
+		// encoding/json decodes every duplicate in turn, and one of the wrong type fails.
 		return json.Unmarshal(data, r)
 	}
 	if id == nil || string(id) == "null" {

@@ -28,17 +28,29 @@ func (s *ActivitySet) decode(data []byte, sparse bool) error {
 		return nil
 	}
 	var activities, watermark []byte
+	repeated := false
 	if !activity.ScanMembers(t, func(key, val []byte) {
 		// encoding/json matches member names to struct fields ignoring case (bytes.EqualFold);
 		// a later duplicate wins.
 		switch {
 		case bytes.EqualFold(key, []byte("activities")):
+			repeated = repeated || activities != nil
 			activities = val
 		case bytes.EqualFold(key, []byte("watermark")):
 			watermark = val
 		}
 	}) {
 		return errors.New("json: an ActivitySet must be a JSON object")
+	}
+	if repeated {
+		// encoding/json decodes every duplicate in turn, and one that is not an array fails the
+		// set even when a later one is.
+		var check struct {
+			Activities []json.RawMessage `json:"activities"`
+		}
+		if err := json.Unmarshal(data, &check); err != nil {
+			return err
+		}
 	}
 	if activities != nil && string(activities) != "null" {
 		if activities[0] != '[' {

@@ -170,3 +170,19 @@ func FuzzActivitySetDecode(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPostAnswer: the POST answer {"id"} is read as encoding/json reads it, error or not.
+func FuzzPostAnswer(f *testing.F) {
+	for _, s := range []string{`{"id":"c|0000001"}`, ` {"ID":"a"} `, `{"id":1}`, `{"ID":1,"id":"x"}`, `{"id":"x","Id":null}`,
+		`{"id":"\u0041"}`, `null`, `[]`, `{"id":"a"`, "\v{}", `{"other":[1,{"id":2}]}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var got, want postAnswer
+		gerr := got.decode(data)
+		werr := json.Unmarshal(data, &want)
+		if (gerr == nil) != (werr == nil) || (werr == nil && got != want) {
+			t.Fatalf("%q: decode %+v, %v; encoding/json %+v, %v", data, got, gerr, want, werr)
+		}
+	})
+}
