@@ -89,8 +89,9 @@ type Options struct {
 	AckTimeout time.Duration
 	// Timeout bounds the whole request, including the part in the background (default 120 s).
 	Timeout time.Duration
-	// HTTPClient sends the requests; nil means a client that does not follow redirects (a POST
-	// redirected to a GET would lose the activity). Its own Timeout, if any, also applies.
+	// HTTPClient sends the requests; nil means a client on a Transport that does not follow
+	// redirects (a POST redirected to a GET would lose the activity). Its own Timeout, if any,
+	// also applies.
 	HTTPClient *http.Client
 	// Credentials give the bearer token for the Authorization header; nil sends no header (bots
 	// with an empty app id do not check it, DIRECTLINE.md §2.3).
@@ -160,7 +161,7 @@ func NewClient(o Options) *Client {
 	}
 	c := &Client{opts: o, http: o.HTTPClient, log: o.Logger}
 	if c.http == nil {
-		c.http = &http.Client{Transport: PooledTransport(256), CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		c.http = &http.Client{Transport: NewTransport(256, 0), CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	if c.log == nil {
 		c.log = slog.Default()
@@ -356,7 +357,7 @@ func isTimeout(err error) bool {
 }
 
 // Close stops new deliveries (they get ErrClosed) and waits for the running ones, including those
-// in the background. When ctx ends first, the running requests are canceled (their outcome is
+// in the background, then closes the HTTP client's idle connections. When ctx ends first, the running requests are canceled (their outcome is
 // "canceled") and Close returns ctx.Err() once they have stopped.
 func (c *Client) Close(ctx context.Context) error {
 	c.mu.Lock()
@@ -367,6 +368,7 @@ func (c *Client) Close(ctx context.Context) error {
 		c.wg.Wait()
 		close(done)
 	}()
+	defer c.http.CloseIdleConnections()
 	select {
 	case <-done:
 		c.cancel()
