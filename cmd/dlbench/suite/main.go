@@ -15,7 +15,9 @@
 // `go test -bench BenchmarkGetActivitiesNearEnd ./directline/`. Target 6 also starts the npm
 // package offline-directline and the botbuilder-js echo bot with Node
 // (webchat-demo/bench/offline-directline.mjs, webchat-demo/test/bots/echo-bot.mjs), so it needs
-// `make deps` (npm ci in webchat-demo) first.
+// `make deps` (npm ci in webchat-demo) first. Each server in target 6 gets a bot of its own and
+// the same load twice, the first time unmeasured to warm the Node processes' JIT; the table also
+// gives each process's CPU per message, to show which process bounds the case.
 //
 // Targets (see docs/BENCHMARKS.md): 1 durable throughput without a bot, 2 throughput with the
 // demo bot, 3 idle streams' memory and delivery, 4 GET activities near the end of a long
@@ -269,7 +271,8 @@ func dlbenchCommand(base string, args []string) string {
 func (s *suite) load(ctx context.Context, base string, limit time.Duration, args []string) (loadReport, error) {
 	var r loadReport
 	full := append([]string{"--base", base, "--secret", s.secret}, args...)
-	err := runDlbench(ctx, s.dlbench, limit, &r, full...)
+	cpu, err := runDlbench(ctx, s.dlbench, limit, &r, full...)
+	r.CPU = cpu
 	return r, err
 }
 
@@ -404,7 +407,7 @@ func (s *suite) target3(ctx context.Context) section {
 	defer p.stop()
 	args[len(args)-1] = itoa(p.pid())
 	var r idleReport
-	if err := runDlbench(ctx, s.dlbench, 15*time.Minute, &r, append([]string{"--base", base, "--secret", s.secret}, args...)...); err != nil {
+	if _, err := runDlbench(ctx, s.dlbench, 15*time.Minute, &r, append([]string{"--base", base, "--secret", s.secret}, args...)...); err != nil {
 		return fail(err)
 	}
 	id := r.Idle
@@ -574,6 +577,7 @@ func (s *suite) target6(ctx context.Context) section {
 	sec := section{
 		title: "Target 6: side by side with offline-directline",
 		commands: []string{
+			"# per server and run: a fresh bot and a fresh server, the dlbench load once unmeasured (warm-up), then once measured",
 			"node webchat-demo/test/bots/echo-bot.mjs --listen   # with a bot",
 			"node webchat-demo/bench/offline-directline.mjs --null-bot   # without a bot: offline-directline needs a bot that answers",
 			"node webchat-demo/bench/offline-directline.mjs --bot <echo-bot or null-bot URL>",
@@ -593,7 +597,7 @@ func (s *suite) target6(ctx context.Context) section {
 			ours, theirs, err := s.compareOnce(ctx, c, messages, warmup, run%2 == 0)
 			label := fmt.Sprintf("%d, %s", c.conversations, map[bool]string{false: "no bot", true: "echo bot"}[c.bot])
 			if err != nil {
-				rows = append(rows, []string{label, itoa(run), "run failed: " + err.Error(), "", "", "", "", "", "", ""})
+				rows = append(rows, []string{label, itoa(run), "run failed: " + err.Error(), "", "", "", "", "", "", "", ""})
 				caseMet = false
 				continue
 			}
@@ -602,17 +606,17 @@ func (s *suite) target6(ctx context.Context) section {
 			if c.bot {
 				lat, needT, needP = "reply", 2, 5
 			}
-			tr := ours.Messages.PerSecond / theirs.Messages.PerSecond
-			pr := theirs.Latency[lat].P99 / ours.Latency[lat].P99
+			tr := ours.r.Messages.PerSecond / theirs.r.Messages.PerSecond
+			pr := theirs.r.Latency[lat].P99 / ours.r.Latency[lat].P99
 			tputRatios, p99Ratios = append(tputRatios, tr), append(p99Ratios, pr)
-			ok := tr >= needT && pr >= needP && clean(ours) && theirs.Errors.Total == 0
+			ok := tr >= needT && pr >= needP && clean(ours.r) && theirs.r.Errors.Total == 0
 			caseMet = caseMet && ok
 			if ok {
 				runsMet++
 			}
 			rows = append(rows,
-				[]string{label, itoa(run), "ours (ws, durable)", rate(ours), ms(ours.Latency[lat].P99), errorsText(ours.Errors), verificationText(ours.Verification), fmt.Sprintf("%.1f×", tr), fmt.Sprintf("%.1f×", pr), metText(ok)},
-				[]string{label, itoa(run), "offline-directline (poll " + poll + ")", rate(theirs), ms(theirs.Latency[lat].P99), errorsText(theirs.Errors), verificationText(theirs.Verification), "", "", ""},
+				[]string{label, itoa(run), "ours (ws, durable)", rate(ours.r), ms(ours.r.Latency[lat].P99), errorsText(ours.r.Errors), verificationText(ours.r.Verification), ours.cpuText(), fmt.Sprintf("%.1f×", tr), fmt.Sprintf("%.1f×", pr), metText(ok)},
+				[]string{label, itoa(run), "offline-directline (poll " + poll + ")", rate(theirs.r), ms(theirs.r.Latency[lat].P99), errorsText(theirs.r.Errors), verificationText(theirs.r.Verification), theirs.cpuText(), "", "", ""},
 			)
 		}
 		allMet = allMet && caseMet
@@ -623,43 +627,49 @@ func (s *suite) target6(ctx context.Context) section {
 		verdicts = append(verdicts, fmt.Sprintf("%d conversations %s: median ratios %.1f× throughput, %.1f× lower p99 (target %s in every run, with no errors on either side): %s, met in %d of %d runs",
 			c.conversations, map[bool]string{false: "without a bot", true: "with the echo bot"}[c.bot], median(tputRatios), median(p99Ratios), need, metText(caseMet), runsMet, s.cfg.runs))
 	}
-	sec.body = table([]string{"conversations, bot", "run", "server", "messages/s", "p99 ms (echo without a bot, reply with)", "errors", "verification", "throughput ours/theirs", "p99 theirs/ours", "met"}, rows) +
-		"\n" + "offline-directline's activities carry neither `webchat:sequence-id` nor `timestamp`, so dlbench's verification reports `sort_key` problems for it by construction; its figures still count only echoes and replies that arrived.\n\n" +
+	sec.body = table([]string{"conversations, bot", "run", "server", "messages/s", "p99 ms (echo without a bot, reply with)", "errors", "verification", "CPU µs per message: server · bot · dlbench", "throughput ours/theirs", "p99 theirs/ours", "met"}, rows) +
+		"\n" + "offline-directline's activities carry neither `webchat:sequence-id` nor `timestamp`, so dlbench's verification reports `sort_key` problems for it by construction; its figures still count only echoes and replies that arrived. " +
+		"Each server runs with a bot of its own (the echo bot, or for offline-directline without a bot the null bot), started fresh and warmed by the unmeasured first run of the same load, so that neither side meets a bot whose JIT another server has warmed. " +
+		"CPU per message is each process's user + system time over the measured run (`/proc/<pid>/stat`, all threads) divided by the messages sent; the bot column is the null bot for offline-directline without a bot and empty for ours without one.\n\n" +
 		"- " + strings.Join(verdicts, "\n- ") + "\n"
 	sec.verdict = verdict(allMet, "the ratios of every case and run (see the list above)")
 	return sec
 }
 
-// compareOnce runs one case against offline-directline and against ours (which goes first
-// alternates between runs), with a fresh echo bot when the case has one.
-func (s *suite) compareOnce(ctx context.Context, c comparison, messages, warmup int, oursFirst bool) (ours, theirs loadReport, err error) {
-	args := []string{"--conversations", itoa(c.conversations), "--messages", itoa(messages), "--warmup", itoa(warmup), "--bot", map[bool]string{false: "no", true: "yes"}[c.bot]}
-	botURL, oursBot := "", "none"
-	if c.bot {
-		bot, err := s.startEchoBot()
-		if err != nil {
-			return ours, theirs, err
-		}
-		defer bot.stop()
-		botURL, oursBot = bot.url, bot.url
+// sideRun is one server's measured run in a target 6 case, with the CPU time its processes
+// used over that run.
+type sideRun struct {
+	r loadReport
+	// server and bot are CPU time over the measured run; hasBot is false for ours without a bot.
+	server, bot time.Duration
+	hasBot      bool
+}
+
+// cpuText is the CPU per message sent of the server, the bot and dlbench, in microseconds.
+func (sr sideRun) cpuText() string {
+	if sr.r.Messages.Sent == 0 {
+		return ""
 	}
-	runOurs := func() error {
-		p, base, err := s.startOurs(oursBot)
-		if err != nil {
-			return err
-		}
-		defer p.stop()
-		ours, err = s.load(ctx, base, 10*time.Minute, args)
+	per := func(d time.Duration) string {
+		return strconv.FormatInt(d.Microseconds()/sr.r.Messages.Sent, 10)
+	}
+	bot := "–"
+	if sr.hasBot {
+		bot = per(sr.bot)
+	}
+	return per(sr.server) + " · " + bot + " · " + per(sr.r.CPU)
+}
+
+// compareOnce runs one case against offline-directline and against ours (which goes first
+// alternates between runs).
+func (s *suite) compareOnce(ctx context.Context, c comparison, messages, warmup int, oursFirst bool) (ours, theirs sideRun, err error) {
+	args := []string{"--conversations", itoa(c.conversations), "--messages", itoa(messages), "--warmup", itoa(warmup), "--bot", map[bool]string{false: "no", true: "yes"}[c.bot]}
+	runOurs := func() (err error) {
+		ours, err = s.side(ctx, false, c.bot, args)
 		return err
 	}
-	runTheirs := func() error {
-		od, nullBot, err := s.startOffline(botURL)
-		if err != nil {
-			return err
-		}
-		defer nullBot.stop()
-		defer od.stop()
-		theirs, err = s.load(ctx, od.url, 10*time.Minute, append([]string{"--transport", "poll", "--poll-interval", s.cfg.pollInterval.String()}, args...))
+	runTheirs := func() (err error) {
+		theirs, err = s.side(ctx, true, c.bot, append([]string{"--transport", "poll", "--poll-interval", s.cfg.pollInterval.String()}, args...))
 		return err
 	}
 	order := []func() error{runTheirs, runOurs}
@@ -671,10 +681,73 @@ func (s *suite) compareOnce(ctx context.Context, c comparison, messages, warmup 
 			return ours, theirs, err
 		}
 	}
-	if theirs.Messages.PerSecond == 0 || ours.Messages.PerSecond == 0 {
+	if theirs.r.Messages.PerSecond == 0 || ours.r.Messages.PerSecond == 0 {
 		return ours, theirs, errors.New("a run measured no messages")
 	}
 	return ours, theirs, nil
+}
+
+// side starts a fresh echo bot (with bot) and a fresh server, ours or offline-directline, runs
+// the dlbench load args once to warm them and once measured, and stops them. The bot is not
+// shared between the two servers: a Node bot costs well over a third more CPU per turn while its
+// JIT is cold, so a shared one favoured whichever server was measured second.
+func (s *suite) side(ctx context.Context, theirs, bot bool, args []string) (sideRun, error) {
+	var out sideRun
+	var botProc *proc
+	if bot {
+		b, err := s.startEchoBot()
+		if err != nil {
+			return out, err
+		}
+		defer b.stop()
+		botProc = b
+	}
+	var server *proc
+	var base string
+	if theirs {
+		botURL := ""
+		if botProc != nil {
+			botURL = botProc.url
+		}
+		od, nullBot, err := s.startOffline(botURL)
+		if err != nil {
+			return out, err
+		}
+		defer nullBot.stop()
+		defer od.stop()
+		if nullBot != nil {
+			botProc = nullBot
+		}
+		server, base = od, od.url
+	} else {
+		endpoint := "none"
+		if botProc != nil {
+			endpoint = botProc.url
+		}
+		p, b, err := s.startOurs(endpoint)
+		if err != nil {
+			return out, err
+		}
+		defer p.stop()
+		server, base = p, b
+	}
+	if _, err := s.load(ctx, base, 10*time.Minute, args); err != nil {
+		return out, fmt.Errorf("warm-up: %w", err)
+	}
+	cpu := func() (serverCPU, botCPU time.Duration) {
+		serverCPU, _ = processCPU(server.pid())
+		if botProc != nil {
+			botCPU, _ = processCPU(botProc.pid())
+		}
+		return serverCPU, botCPU
+	}
+	server0, bot0 := cpu()
+	r, err := s.load(ctx, base, 10*time.Minute, args)
+	if err != nil {
+		return out, err
+	}
+	server1, bot1 := cpu()
+	return sideRun{r: r, server: server1 - server0, bot: bot1 - bot0, hasBot: botProc != nil}, nil
 }
 
 // loadTable is the figures of load runs, one row per run.

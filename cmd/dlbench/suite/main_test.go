@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestRewrite(t *testing.T) {
@@ -111,6 +112,50 @@ func TestParseFlags(t *testing.T) {
 		}
 		if err != nil || !tt.check(c) {
 			t.Errorf("%v: %+v, %v", tt.args, c, err)
+		}
+	}
+}
+
+func TestStatCPU(t *testing.T) {
+	tests := []struct {
+		name, stat string
+		want       time.Duration
+		wantErr    bool
+	}{
+		{"plain", "123 (node) S 1 2 3 4 5 6 7 8 9 10 250 75 0 0 20 0 11", 3250 * time.Millisecond, false},
+		{"command name with spaces and parentheses", "7 (a (b) c) R 1 2 3 4 5 6 7 8 9 10 1 2 0 0", 30 * time.Millisecond, false},
+		{"short", "7 (x) R 1 2 3", 0, true},
+		{"no command name", "7 x R 1 2 3 4 5 6 7 8 9 10 1 2", 0, true},
+		{"not a number", "7 (x) R 1 2 3 4 5 6 7 8 9 10 a 2", 0, true},
+	}
+	for _, tt := range tests {
+		got, err := statCPU([]byte(tt.stat))
+		if (err != nil) != tt.wantErr || got != tt.want {
+			t.Errorf("%s: statCPU = %v, %v; want %v, error %v", tt.name, got, err, tt.want, tt.wantErr)
+		}
+	}
+	if _, err := processCPU(os.Getpid()); err != nil {
+		t.Errorf("processCPU(self): %v", err)
+	}
+	if _, err := processCPU(-1); err == nil {
+		t.Error("processCPU(-1): no error")
+	}
+}
+
+func TestSideRunCPUText(t *testing.T) {
+	r := loadReport{CPU: 40 * time.Millisecond}
+	r.Messages.Sent = 200
+	tests := []struct {
+		sr   sideRun
+		want string
+	}{
+		{sideRun{r: r, server: 100 * time.Millisecond, bot: 900 * time.Millisecond, hasBot: true}, "500 · 4500 · 200"},
+		{sideRun{r: r, server: 100 * time.Millisecond}, "500 · – · 200"},
+		{sideRun{}, ""},
+	}
+	for _, tt := range tests {
+		if got := tt.sr.cpuText(); got != tt.want {
+			t.Errorf("cpuText = %q, want %q", got, tt.want)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -151,6 +152,8 @@ type loadReport struct {
 	Latency            map[string]latency `json:"latency_ms"`
 	Errors             errorReport        `json:"errors"`
 	Verification       verification       `json:"verification"`
+	// CPU is dlbench's own CPU time over the run (not part of its report).
+	CPU time.Duration `json:"-"`
 }
 
 // idleReport is dlbench's idle-mode report.
@@ -168,11 +171,12 @@ type idleReport struct {
 	Verification verification `json:"verification"`
 }
 
-// runDlbench runs dlbench with args and --json and decodes its report into out. dlbench exits 1
-// when it saw errors or verification problems; the report still says which, so only a missing
-// or unreadable report is an error here. After limit, dlbench gets SIGINT (it then stops and
-// reports what it has) and, 20 s later, SIGKILL.
-func runDlbench(ctx context.Context, bin string, limit time.Duration, out any, args ...string) error {
+// runDlbench runs dlbench with args and --json and decodes its report into out; it returns
+// dlbench's own CPU time (user + system). dlbench exits 1 when it saw errors or verification
+// problems; the report still says which, so only a missing or unreadable report is an error here.
+// After limit, dlbench gets SIGINT (it then stops and reports what it has) and, 20 s later,
+// SIGKILL.
+func runDlbench(ctx context.Context, bin string, limit time.Duration, out any, args ...string) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, append(args, "--json")...)
@@ -182,14 +186,54 @@ func runDlbench(ctx context.Context, bin string, limit time.Duration, out any, a
 	stderr := &tailBuffer{max: 4096}
 	cmd.Stdout, cmd.Stderr = &stdout, stderr
 	err := cmd.Run()
+	var cpu time.Duration
+	if cmd.ProcessState != nil {
+		cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
 	var exit *exec.ExitError
 	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) {
-		return fmt.Errorf("dlbench: %v: %s", err, stderr.String())
+		return cpu, fmt.Errorf("dlbench: %v: %s", err, stderr.String())
 	}
 	if jerr := json.Unmarshal(stdout.Bytes(), out); jerr != nil {
-		return fmt.Errorf("dlbench report: %v (stderr: %s)", jerr, stderr.String())
+		return cpu, fmt.Errorf("dlbench report: %v (stderr: %s)", jerr, stderr.String())
 	}
-	return nil
+	return cpu, nil
+}
+
+// userHZ is the unit of the CPU times in /proc/<pid>/stat (USER_HZ, 100 on Linux).
+const userHZ = 100
+
+// processCPU is the CPU time (user + system, all threads) a process has used so far, from
+// /proc/<pid>/stat.
+func processCPU(pid int) (time.Duration, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	return statCPU(data)
+}
+
+// statCPU reads utime + stime from the text of /proc/<pid>/stat.
+func statCPU(data []byte) (time.Duration, error) {
+	// The command name in parentheses may hold spaces; the fields after it are numbers, utime and
+	// stime being the 12th and 13th (fields 14 and 15 of the line).
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0, errors.New("no command name in the process stat")
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 13 {
+		return 0, errors.New("short process stat")
+	}
+	var ticks int64
+	for _, v := range f[11:13] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("process stat: %w", err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / userHZ, nil
 }
 
 // memory is a process's resident memory in bytes, from /proc/<pid>/status: VmRSS is the total,
