@@ -284,8 +284,10 @@ func (t localTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
-		r = r.Clone(r.Context())
-		r.URL, r.Host = u, ""
+		// A shallow copy: the request's headers and body are only read on the way.
+		local := *r
+		local.URL, local.Host = u, ""
+		r = &local
 	}
 	return t.next.RoundTrip(r)
 }

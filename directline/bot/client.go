@@ -137,8 +137,11 @@ func (r Result) Activities() ([]*activity.Activity, error) {
 
 // Client delivers activities to bots. It is safe for concurrent use.
 type Client struct {
-	opts   Options
-	http   *http.Client
+	opts Options
+	http *http.Client
+	// direct is the default client's transport, called without http.Client: that client
+	// neither follows redirects nor keeps cookies nor has a timeout, so Do would only add work.
+	direct http.RoundTripper
 	log    *slog.Logger
 	base   context.Context // canceled when Close gives up waiting
 	cancel context.CancelFunc
@@ -161,7 +164,8 @@ func NewClient(o Options) *Client {
 	}
 	c := &Client{opts: o, http: o.HTTPClient, log: o.Logger}
 	if c.http == nil {
-		c.http = &http.Client{Transport: NewTransport(256, 0), CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		c.direct = NewTransport(256, 0)
+		c.http = &http.Client{Transport: c.direct, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	if c.log == nil {
 		c.log = slog.Default()
@@ -311,7 +315,12 @@ func (c *Client) post(ctx context.Context, endpoint string, body []byte) (Result
 		}
 		req.Header.Set("Authorization", "Bearer "+tok)
 	}
-	resp, err := c.http.Do(req)
+	var resp *http.Response
+	if c.direct != nil {
+		resp, err = c.direct.RoundTrip(req)
+	} else {
+		resp, err = c.http.Do(req)
+	}
 	if err != nil {
 		return c.transportError(ctx, err)
 	}

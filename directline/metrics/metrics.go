@@ -26,6 +26,7 @@ package metrics
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -64,6 +65,21 @@ type Metrics struct {
 	pending     prometheus.Counter
 	requests    *prometheus.CounterVec
 	latency     *prometheus.HistogramVec
+	// series caches the request series by requestKey (*requestSeries): routes, methods and
+	// statuses are few, and a cached series skips the label hashing and lookup of every request.
+	series sync.Map
+}
+
+// requestKey names one request series: route, method and status as ObserveRequest labels them.
+type requestKey struct {
+	route, method string
+	status        int
+}
+
+// requestSeries is one request counter and its route's latency histogram (nil for 101).
+type requestSeries struct {
+	count   prometheus.Counter
+	latency prometheus.Observer
 }
 
 // New builds the collectors and registers them, with the Go runtime and process collectors, on
@@ -203,8 +219,18 @@ func (m *Metrics) ObserveRequest(route, method string, status int, d time.Durati
 	default:
 		method = MethodOther
 	}
-	m.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
-	if status != http.StatusSwitchingProtocols {
-		m.latency.WithLabelValues(route, method).Observe(d.Seconds())
+	k := requestKey{route, method, status}
+	v, ok := m.series.Load(k)
+	if !ok {
+		rs := &requestSeries{count: m.requests.WithLabelValues(route, method, strconv.Itoa(status))}
+		if status != http.StatusSwitchingProtocols {
+			rs.latency = m.latency.WithLabelValues(route, method)
+		}
+		v, _ = m.series.LoadOrStore(k, rs)
+	}
+	rs := v.(*requestSeries)
+	rs.count.Inc()
+	if rs.latency != nil {
+		rs.latency.Observe(d.Seconds())
 	}
 }

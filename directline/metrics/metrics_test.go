@@ -131,6 +131,17 @@ func TestObservers(t *testing.T) {
 		{"upgraded streams are counted without latency", func(m *Metrics) {
 			m.ObserveRequest("/v3/directline/conversations/:id/stream", "GET", 101, time.Hour)
 		}, "directline_http_request_seconds", l{"route": "/v3/directline/conversations/:id/stream", "method": "GET"}, -1},
+		{"repeated requests add to their series", func(m *Metrics) {
+			for range 3 {
+				m.ObserveRequest("/v3/directline/conversations/:id/activities", "POST", 200, time.Millisecond)
+			}
+			m.ObserveRequest("/v3/directline/conversations/:id/activities", "POST", 502, time.Millisecond)
+		}, "directline_http_requests_total", l{"route": "/v3/directline/conversations/:id/activities", "method": "POST", "status": "200"}, 3},
+		{"repeated requests add to their route's latency", func(m *Metrics) {
+			for _, status := range []int{200, 200, 502} {
+				m.ObserveRequest("/v3/directline/conversations/:id/activities", "POST", status, time.Millisecond)
+			}
+		}, "directline_http_request_seconds", l{"route": "/v3/directline/conversations/:id/activities", "method": "POST"}, 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
