@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,6 +41,7 @@ type config struct {
 	GapWait       time.Duration
 	JSON          bool
 	CPUProfile    string
+	LatencyLog    string
 
 	Idle       int
 	Hold       time.Duration
@@ -71,6 +74,15 @@ type bench struct {
 	mu       sync.Mutex
 	first    time.Time // start of the first measured POST
 	last     time.Time // end of the last measured message
+	// timeline holds every measured message's times with --latency-log (nil without).
+	timeline []timed
+}
+
+// timed is one measured message in the --latency-log: when its POST started and how long its
+// POST, echo and reply took (reply zero without one).
+type timed struct {
+	start             time.Time
+	post, echo, reply time.Duration
 }
 
 func newBench(cfg config) *bench {
@@ -413,6 +425,13 @@ func (cv *conversation) send(ctx context.Context, i int, measure bool) bool {
 		}
 		b.measured.Add(1)
 		b.mu.Lock()
+		if b.timeline != nil {
+			t := timed{start: m.start, post: postDone.Sub(m.start), echo: m.echoAt.Sub(m.start)}
+			if replied {
+				t.reply = m.replyAt.Sub(m.start)
+			}
+			b.timeline = append(b.timeline, t)
+		}
 		if b.first.IsZero() || m.start.Before(b.first) {
 			b.first = m.start
 		}
@@ -585,4 +604,19 @@ func (b *bench) runLoad(ctx context.Context) time.Duration {
 	}
 	wg.Wait()
 	return time.Since(start)
+}
+
+// writeLatencyLog writes the measured messages as text lines, in order of their POST's start:
+// "start_ms post_ms echo_ms reply_ms", start counted from the first measured POST, all in
+// milliseconds with microsecond precision, reply 0 without one. It shows a latency tail's timing
+// (bursts, periodic stalls) that the percentiles hide.
+func (b *bench) writeLatencyLog(w io.Writer) error {
+	slices.SortFunc(b.timeline, func(x, y timed) int { return x.start.Compare(y.start) })
+	bw := bufio.NewWriter(w)
+	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 3, 64) }
+	fmt.Fprintln(bw, "# start_ms post_ms echo_ms reply_ms")
+	for _, t := range b.timeline {
+		fmt.Fprintln(bw, ms(t.start.Sub(b.first)), ms(t.post), ms(t.echo), ms(t.reply))
+	}
+	return bw.Flush()
 }

@@ -35,6 +35,9 @@
 //	--json                  print the report as one JSON document
 //	--cpuprofile FILE       write dlbench's own CPU profile (runtime/pprof) to FILE, to see what the
 //	                        load generator costs on a machine it shares with the service
+//	--latency-log FILE      write one line per measured message to FILE, in order of its POST's
+//	                        start: "start_ms post_ms echo_ms reply_ms" (start from the first
+//	                        measured POST; reply 0 without one), to see when a tail happens
 //
 // Idle mode (--idle N): open N conversations with streams, hold them for --hold, then with
 // --idle-post send one message in each and measure POST→echo. With --server-pid (Linux: VmRSS of
@@ -142,6 +145,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.DurationVar(&c.GapWait, "gap-wait", 500*time.Millisecond, "how long a hole in the sequence may stay before GET fills it")
 	fs.BoolVar(&c.JSON, "json", false, "print the report as JSON")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write dlbench's own CPU profile to this file")
+	fs.StringVar(&c.LatencyLog, "latency-log", "", "write each measured message's start and latencies to this file (load mode)")
 	fs.IntVar(&c.Idle, "idle", 0, "idle mode: open N streams and hold them")
 	fs.DurationVar(&c.Hold, "hold", 10*time.Second, "idle mode: how long to hold the streams")
 	fs.BoolVar(&c.IdlePost, "idle-post", false, "idle mode: after holding, post one message in each conversation and measure POST→echo")
@@ -209,6 +213,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runIdle(ctx, cfg, stdout, stderr)
 	}
 	b := newBench(cfg)
+	var latencyLog *os.File
+	if cfg.LatencyLog != "" {
+		// Created before the run, so that a bad path does not waste it.
+		if latencyLog, err = os.Create(cfg.LatencyLog); err != nil {
+			fmt.Fprintln(stderr, "dlbench: --latency-log:", err)
+			return exitUsage
+		}
+		defer latencyLog.Close()
+		b.timeline = make([]timed, 0, cfg.Conversations*max(0, cfg.Messages-cfg.Warmup))
+	}
 	switch cfg.Bot {
 	case "yes":
 		b.bot = true
@@ -220,6 +234,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	elapsed := b.runLoad(ctx)
 	rep := b.report(elapsed)
+	if latencyLog != nil {
+		err := b.writeLatencyLog(latencyLog)
+		if cerr := latencyLog.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "dlbench: --latency-log:", err)
+			return exitProblem
+		}
+	}
 	if cfg.JSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

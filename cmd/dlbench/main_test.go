@@ -330,3 +330,39 @@ func FuzzServerMemory(f *testing.F) {
 		_, _ = parseMetricsRSS(strings.NewReader(s))
 	})
 }
+
+// TestLatencyLog: --latency-log writes a header and one line per measured message (warm-up
+// excluded), ordered by start, the first at 0, with a reply time when a bot answered; a path
+// that cannot be created is a usage error, without a run.
+func TestLatencyLog(t *testing.T) {
+	srv := clienttest.Start(t, clienttest.Options{Bot: true})
+	path := filepath.Join(t.TempDir(), "latency.txt")
+	r, code := runBench(t, srv, "--conversations", "3", "--messages", "4", "--warmup", "1", "--bot", "yes", "--latency-log", path)
+	if code != exitOK || r.Messages.Measured != 9 {
+		t.Fatalf("exit %d, measured %d", code, r.Messages.Measured)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != 10 || lines[0] != "# start_ms post_ms echo_ms reply_ms" {
+		t.Fatalf("got %d lines, header %q; want 10 and the header", len(lines), lines[0])
+	}
+	prev := -1.0
+	for i, line := range lines[1:] {
+		var start, post, echo, reply float64
+		if n, err := fmt.Sscanf(line, "%f %f %f %f", &start, &post, &echo, &reply); n != 4 || err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		if (i == 0 && start != 0) || start < prev || post <= 0 || echo <= 0 || reply <= 0 {
+			t.Errorf("line %d %q: want starts from 0 in order and positive latencies", i+1, line)
+		}
+		prev = start
+	}
+	var out, errOut bytes.Buffer
+	args := []string{"--base", srv.URL, "--secret", clienttest.Secret, "--latency-log", filepath.Join(t.TempDir(), "no", "such", "dir")}
+	if code := run(context.Background(), args, noEnv, &out, &errOut); code != exitUsage || out.Len() != 0 {
+		t.Fatalf("unwritable log: exit %d, report %q, stderr %q; want a usage error and no run", code, out.String(), errOut.String())
+	}
+}
