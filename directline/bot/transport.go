@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -209,7 +212,7 @@ func (kc *keepConn) roundTrip(ctx context.Context, req *http.Request) (*http.Res
 		}
 		return nil, err
 	}
-	err := req.Write(kc.bw) // closes the request body
+	err := writeRequest(kc.bw, req) // closes the request body
 	if err == nil {
 		err = kc.bw.Flush()
 	}
@@ -294,4 +297,117 @@ func closeRequestBody(req *http.Request) {
 	if req.Body != nil {
 		req.Body.Close()
 	}
+}
+
+// writeRequest writes req in HTTP/1.1 form as req.Write does, and closes its body. The requests
+// bots and the demo bot send (a body of known length, a plain host, header names that are
+// tokens and values without line breaks or surrounding blanks) are written directly, without
+// req.Write's sorting and rewriting of every header; anything else goes through req.Write.
+func writeRequest(w *bufio.Writer, req *http.Request) error {
+	host := req.Host
+	if host == "" {
+		host = req.URL.Host
+	}
+	if !plainRequest(req, host) {
+		return req.Write(w)
+	}
+	hasBody := req.Body != nil && req.Body != http.NoBody
+	w.WriteString(req.Method)
+	w.WriteByte(' ')
+	w.WriteString(req.URL.RequestURI())
+	w.WriteString(" HTTP/1.1\r\nHost: ")
+	w.WriteString(host)
+	if _, ok := req.Header["User-Agent"]; !ok {
+		w.WriteString("\r\nUser-Agent: " + defaultUserAgent)
+	}
+	if req.ContentLength > 0 || req.Method == http.MethodPost || req.Method == http.MethodPut || req.Method == http.MethodPatch {
+		w.WriteString("\r\nContent-Length: ")
+		var n [20]byte
+		w.Write(strconv.AppendInt(n[:0], req.ContentLength, 10))
+	}
+	for k, vs := range req.Header {
+		if k == "Host" || k == "Content-Length" {
+			continue
+		}
+		for _, v := range vs {
+			if k == "User-Agent" && v == "" {
+				continue // an empty User-Agent means none, as in req.Write
+			}
+			w.WriteString("\r\n")
+			w.WriteString(k)
+			w.WriteString(": ")
+			w.WriteString(v)
+		}
+	}
+	w.WriteString("\r\n\r\n")
+	if !hasBody {
+		return nil
+	}
+	defer req.Body.Close()
+	n, err := io.Copy(w, io.LimitReader(req.Body, req.ContentLength))
+	if err != nil {
+		return err
+	}
+	if n == req.ContentLength {
+		var extra [1]byte
+		if m, _ := req.Body.Read(extra[:]); m > 0 {
+			n++
+		}
+	}
+	if n != req.ContentLength {
+		return fmt.Errorf("bot: request body does not have the %d bytes of its ContentLength", req.ContentLength)
+	}
+	return nil
+}
+
+// defaultUserAgent is what req.Write sends when a request names no User-Agent.
+const defaultUserAgent = "Go-http-client/1.1"
+
+// plainRequest reports whether writeRequest can write req itself: a method and host of plain
+// characters, a body of known length, no chunked encoding, trailers or Connection: close to handle, and every header
+// name a token with values of visible characters and inner blanks only (req.Write would trim
+// or rewrite the rest).
+func plainRequest(req *http.Request, host string) bool {
+	if req.Method == "" || req.Method == http.MethodConnect || !isToken(req.Method) || host == "" ||
+		len(req.TransferEncoding) > 0 || req.Trailer != nil || req.Close || req.URL.Opaque != "" {
+		return false
+	}
+	if req.ContentLength < 0 || req.ContentLength == 0 && req.Body != nil && req.Body != http.NoBody {
+		return false // a body of unknown length goes chunked
+	}
+	for i := 0; i < len(host); i++ {
+		if c := host[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == ':' || c == '[' || c == ']') {
+			return false
+		}
+	}
+	for k, vs := range req.Header {
+		if !isToken(k) || k == "Transfer-Encoding" || k == "Trailer" || k == "Connection" || k == "User-Agent" && len(vs) > 1 {
+			return false
+		}
+		for _, v := range vs {
+			if len(v) > 0 && (v[0] == ' ' || v[0] == '\t' || v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
+				return false
+			}
+			for i := 0; i < len(v); i++ {
+				if c := v[i]; c < 0x20 && c != '\t' || c == 0x7f {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// isToken reports whether s is an RFC 9110 token.
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }

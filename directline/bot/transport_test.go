@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -287,5 +289,105 @@ func TestTransportCloseIdleConnections(t *testing.T) {
 	}
 	if n := idleCount(tr); n != 0 {
 		t.Fatalf("%d idle connections after CloseIdleConnections, want 0", n)
+	}
+}
+
+// writeRequest writes what req.Write writes, as a server reads it: directly for plain requests,
+// through req.Write for the rest.
+func TestWriteRequestMatchesRequestWrite(t *testing.T) {
+	type build func() *http.Request
+	newReq := func(method, u, body string, h map[string][]string) build {
+		return func() *http.Request {
+			var r io.Reader
+			if body != "" {
+				r = strings.NewReader(body)
+			}
+			req, err := http.NewRequest(method, u, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, vs := range h {
+				req.Header[k] = vs
+			}
+			return req
+		}
+	}
+	cases := []struct {
+		name  string
+		req   build
+		plain bool // written directly
+	}{
+		{"bot delivery", newReq("POST", "http://127.0.0.1:3978/api/messages", `{"type":"message"}`, map[string][]string{
+			"Content-Type": {"application/json; charset=utf-8"}, "Accept": {"application/json"}, "Authorization": {"Bearer abc.def"}}), true},
+		{"query and escapes", newReq("POST", "http://bot.example:8080/v3/conversations/a%7Cb/activities/a%7Cb%7C0000001?x=1&y=%20", `{}`, nil), true},
+		{"empty POST", newReq("POST", "http://127.0.0.1/api", "", nil), true},
+		{"GET", newReq("GET", "http://127.0.0.1/v3/attachments/x/views/original", "", map[string][]string{"Accept": {"*/*"}}), true},
+		{"DELETE", newReq("DELETE", "http://[::1]:9/v3/conversations/c/activities/i", "", nil), true},
+		{"own User-Agent", newReq("POST", "http://127.0.0.1/api", "x", map[string][]string{"User-Agent": {"bot/1.0"}}), true},
+		{"no User-Agent", newReq("POST", "http://127.0.0.1/api", "x", map[string][]string{"User-Agent": {""}}), true},
+		{"repeated header", newReq("POST", "http://127.0.0.1/api", "x", map[string][]string{"X-Tag": {"a", "b"}}), true},
+		{"Host and Content-Length headers ignored", newReq("POST", "http://127.0.0.1/api", "xyz", map[string][]string{"Host": {"evil"}, "Content-Length": {"99"}}), true},
+		{"value with line break", newReq("POST", "http://127.0.0.1/api", "x", map[string][]string{"X-A": {"a\r\nX-B: b"}}), false},
+		{"value with outer blanks", newReq("POST", "http://127.0.0.1/api", "x", map[string][]string{"X-A": {" a "}}), false},
+		{"invalid header name", newReq("POST", "http://127.0.0.1/api", "x", map[string][]string{"X A": {"a"}}), false},
+		{"unknown length", func() *http.Request {
+			req := newReq("POST", "http://127.0.0.1/api", "", nil)()
+			req.Body, req.ContentLength = io.NopCloser(strings.NewReader("chunked body")), -1
+			return req
+		}, false},
+		{"Connection: close", func() *http.Request {
+			req := newReq("POST", "http://127.0.0.1/api", "x", nil)()
+			req.Close = true
+			return req
+		}, false},
+		{"unicode host", newReq("POST", "http://bücher.example/api", "x", nil), false},
+	}
+	read := func(t *testing.T, raw []byte) (*http.Request, string) {
+		t.Helper()
+		r, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(raw)))
+		if err != nil {
+			t.Fatalf("reading %q: %v", raw, err)
+		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r, string(body)
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req := tc.req()
+			if got := plainRequest(req, req.URL.Host); got != tc.plain {
+				t.Fatalf("plainRequest = %v, want %v", got, tc.plain)
+			}
+			var want, got bytes.Buffer
+			if err := tc.req().Write(&want); err != nil {
+				t.Fatal(err)
+			}
+			bw := bufio.NewWriter(&got)
+			if err := writeRequest(bw, tc.req()); err != nil {
+				t.Fatal(err)
+			}
+			bw.Flush()
+			wr, wbody := read(t, want.Bytes())
+			gr, gbody := read(t, got.Bytes())
+			if gr.Method != wr.Method || gr.RequestURI != wr.RequestURI || gr.Host != wr.Host || gbody != wbody ||
+				gr.ContentLength != wr.ContentLength || !reflect.DeepEqual(gr.TransferEncoding, wr.TransferEncoding) ||
+				!reflect.DeepEqual(gr.Header, wr.Header) || gr.Close != wr.Close {
+				t.Fatalf("writeRequest sent\n%q\nreq.Write sends\n%q", got.Bytes(), want.Bytes())
+			}
+		})
+	}
+}
+
+// A body shorter or longer than its ContentLength is an error, as with req.Write.
+func TestWriteRequestBodyLengthMismatch(t *testing.T) {
+	for _, body := range []string{"short", "much longer than said"} {
+		req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1/api", io.NopCloser(strings.NewReader(body)))
+		req.ContentLength = 10
+		bw := bufio.NewWriter(io.Discard)
+		if err := writeRequest(bw, req); err == nil {
+			t.Errorf("%q with ContentLength 10: no error", body)
+		}
 	}
 }
