@@ -1,6 +1,7 @@
 package sortkeys
 
 import (
+	"hash/maphash"
 	"math"
 	"sort"
 	"unsafe"
@@ -53,15 +54,18 @@ type genC struct {
 	groups   map[string]*grouping
 	// ghosts keeps deleted revisions in the UI list: anchored after the local id that preceded
 	// them (anchor -1: the top).
-	ghosts   map[int][]*record
-	partMemo map[string]partResult
+	ghosts map[int][]*record
+	// links[0] is unused: index 0 ends a chain.
+	links    []link
+	partMemo map[uint64]partResult
+	memoSeed maphash.Seed
 	units    arena[unit]
 }
 
 func newGenC(list unitList) *genC {
 	return &genC{list: list, nLocals: 1, locals: [][]local{make([]local, localChunk)}, idMap: newIDTable(), cidMap: newIDTable(),
 		sessions: map[string]*session{}, groups: map[string]*grouping{}, ghosts: map[int][]*record{},
-		partMemo: map[string]partResult{}}
+		partMemo: map[uint64]partResult{}, memoSeed: maphash.MakeSeed(), links: make([]link, 1)}
 }
 
 // local is what gen-c keeps per local id.
@@ -70,19 +74,47 @@ type local struct {
 	rec *record
 	// plain is the main-list unit of the activity on its own, if it ever was one.
 	plain *unit
-	// links is nil until the local id joins a session or a grouping: most never do, and a
-	// million locals are scanned by the garbage collector.
-	links *localLinks
+	// links is the first of the sessions and groupings the local id was upserted into (an index
+	// into genC.links; 0: none). Most local ids never join one.
+	links int32
 }
 
-// localLinks are the sessions and groupings a local id was upserted into, for delete.
-type localLinks struct{ sessions, groups []string }
+// link is one session or grouping a local id was upserted into, for delete; next chains the
+// local id's links in the order they were made (0: the last). The links of every local id share
+// one slice: no allocation per local id.
+type link struct {
+	id    string
+	group bool
+	next  int32
+}
 
-func (g *genC) linksOf(lid int) *localLinks {
-	if g.loc(lid).links == nil {
-		g.loc(lid).links = &localLinks{}
+// addLink notes that local id lid joined the session (or grouping) id, once.
+func (g *genC) addLink(lid int, id string, group bool) {
+	prev := int32(0)
+	for i := g.loc(lid).links; i != 0; i = g.links[i].next {
+		if g.links[i].group == group && g.links[i].id == id {
+			return
+		}
+		prev = i
 	}
-	return g.loc(lid).links
+	g.links = append(g.links, link{id: id, group: group})
+	i := int32(len(g.links) - 1)
+	if prev == 0 {
+		g.loc(lid).links = i
+	} else {
+		g.links[prev].next = i
+	}
+}
+
+// linked lists lid's sessions or groupings, in the order they were linked.
+func (g *genC) linked(lid int, group bool) []string {
+	var out []string
+	for i := g.loc(lid).links; i != 0; i = g.links[i].next {
+		if g.links[i].group == group {
+			out = append(out, g.links[i].id)
+		}
+	}
+	return out
 }
 
 const localChunk = 1024
@@ -151,6 +183,8 @@ func (g *genC) fulfilled(cid string, echo *record) {
 
 func (g *genC) upsert(r *record) {
 	entry := unit{kind: unitActivity, rec: r, ts: r.ts}
+	// key is the session's id for a session entry (a part's sid).
+	key := ""
 	isLS := r.ls != nil
 	var ls activity.Livestream
 	if isLS {
@@ -186,9 +220,8 @@ func (g *genC) upsert(r *record) {
 		if s.finalized || first {
 			s.ts = r.ts
 		}
-		l := g.linksOf(r.lid)
-		l.sessions = appendOnce(l.sessions, sid)
-		entry = unit{kind: unitSession, key: sid, ts: s.ts}
+		g.addLink(r.lid, sid, false)
+		entry, key = unit{kind: unitSession, ts: s.ts}, sid
 		r.unitPrefix, r.unitKey = unitLivestream, sid
 	}
 	if gid, pos, ok := g.partGrouping(r); ok {
@@ -205,7 +238,7 @@ func (g *genC) upsert(r *record) {
 				break
 			}
 		}
-		np := part{kind: entry.kind, lid: r.lid, sid: entry.key, ts: entry.ts, pos: pos}
+		np := part{kind: entry.kind, lid: r.lid, sid: key, ts: entry.ts, pos: pos}
 		if existing >= 0 && pos == nil {
 			gr.parts[existing] = np
 		} else {
@@ -225,10 +258,9 @@ func (g *genC) upsert(r *record) {
 		}
 		gr.ts = partListTimestamp(gr.parts)
 		if !isLS {
-			l := g.linksOf(r.lid)
-			l.groups = appendOnce(l.groups, gid)
+			g.addLink(r.lid, gid, true)
 		}
-		entry = unit{kind: unitGrouping, key: gid, ts: gr.ts}
+		entry = unit{kind: unitGrouping, ts: gr.ts}
 		r.unitPrefix, r.unitKey = unitHowTo, gid
 	}
 
@@ -249,14 +281,14 @@ func (g *genC) upsert(r *record) {
 		u = s.u
 		if u == nil {
 			u, fresh = g.newUnit(), true
-			u.kind, u.key = unitSession, entry.key
+			u.kind, u.sess = unitSession, s
 			s.u = u
 		}
 	default:
 		u = gr.u
 		if u == nil {
 			u, fresh = g.newUnit(), true
-			u.kind, u.key = unitGrouping, entry.key
+			u.kind, u.grp = unitGrouping, gr
 			gr.u = u
 		}
 	}
@@ -287,26 +319,33 @@ func (g *genC) newUnit() *unit {
 
 // partGrouping is the activity's HowTo part grouping (activity.PartGrouping). The reader depends
 // on the entities alone, and the revisions of a part usually repeat them byte for byte, so results
-// are remembered per entities JSON. The memo's keys share the bytes of the activities, which the
-// replay keeps anyway, so an entry costs a map slot and no copy.
+// are remembered per entities JSON. The memo is keyed by the JSON's 64-bit hash (a map of such
+// keys grows without hashing the JSON again) and an entry keeps the JSON to check a hit against;
+// the JSON shares the bytes of an activity, which the replay keeps anyway. A hash that two JSONs
+// share keeps the first one's result, and the other is read each time.
 func (g *genC) partGrouping(r *record) (string, *float64, bool) {
 	if !r.mayPartOf {
 		return "", nil, false
 	}
 	ents := r.rawEntities()
 	key := unsafe.String(unsafe.SliceData(ents), len(ents))
-	if p, ok := g.partMemo[key]; ok {
+	h := maphash.String(g.memoSeed, key)
+	p, ok := g.partMemo[h]
+	if ok && p.ents == key {
 		return p.gid, p.pos, p.ok
 	}
-	gid, pos, ok := r.act.PartGrouping()
-	g.partMemo[key] = partResult{gid, pos, ok}
-	return gid, pos, ok
+	gid, pos, found := r.act.PartGrouping()
+	if !ok {
+		g.partMemo[h] = partResult{key, gid, pos, found}
+	}
+	return gid, pos, found
 }
 
 type partResult struct {
-	gid string
-	pos *float64
-	ok  bool
+	ents string
+	gid  string
+	pos  *float64
+	ok   bool
 }
 
 // partListTimestamp is the grouping's logical timestamp: Math.max over the parts' defined
@@ -334,15 +373,6 @@ func jsMax(a, b float64) float64 {
 	return math.Max(a, b)
 }
 
-func appendOnce(list []string, s string) []string {
-	for _, x := range list {
-		if x == s {
-			return list
-		}
-	}
-	return append(list, s)
-}
-
 // delete is DIRECT_LINE/DELETE_ACTIVITY (deleteActivityByLocalId.ts): the activity leaves every
 // map; groupings and sessions recompute their timestamps; empty units leave the main list;
 // nothing is re-sorted.
@@ -368,11 +398,7 @@ func (g *genC) delete(id string) {
 	g.loc(lid).rec = nil
 	g.idMap.deleteLid(lid)
 	g.cidMap.deleteLid(lid)
-	var links localLinks
-	if l := g.loc(lid).links; l != nil {
-		links = *l
-	}
-	for _, gid := range links.groups {
+	for _, gid := range g.linked(lid, true) {
 		gr := g.groups[gid]
 		if gr == nil {
 			continue
@@ -401,7 +427,7 @@ func (g *genC) delete(id string) {
 			}
 		}
 	}
-	for _, sid := range links.sessions {
+	for _, sid := range g.linked(lid, false) {
 		s := g.sessions[sid]
 		if s == nil {
 			continue
@@ -449,7 +475,7 @@ func (g *genC) delete(id string) {
 			}
 		}
 	}
-	g.loc(lid).links = nil
+	g.loc(lid).links = 0
 	if u := g.loc(lid).plain; u != nil {
 		g.list.Remove(u)
 		g.loc(lid).plain = nil
@@ -472,15 +498,17 @@ func (g *genC) groupsWithSession(sid string) []*grouping {
 
 // each flattens the main list into state.activities (computeSortedActivities.ts).
 func (g *genC) each(f func(*record) bool) {
-	emitSession := func(sid string) bool {
-		s := g.sessions[sid]
-		if s == nil {
-			return true
-		}
+	emitEntries := func(s *session) bool {
 		for _, e := range s.entries {
 			if r := g.act(e.lid); r != nil && !f(r) {
 				return false
 			}
+		}
+		return true
+	}
+	emitSession := func(sid string) bool {
+		if s := g.sessions[sid]; s != nil {
+			return emitEntries(s)
 		}
 		return true
 	}
@@ -492,13 +520,9 @@ func (g *genC) each(f func(*record) bool) {
 			}
 			return true
 		case unitSession:
-			return emitSession(u.key)
+			return emitEntries(u.sess)
 		}
-		gr := g.groups[u.key]
-		if gr == nil {
-			return true
-		}
-		for _, p := range gr.parts {
+		for _, p := range u.grp.parts {
 			if p.kind == unitSession {
 				if !emitSession(p.sid) {
 					return false

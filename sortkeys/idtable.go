@@ -1,37 +1,53 @@
 package sortkeys
 
-import "hash/maphash"
+import (
+	"encoding/binary"
+	"hash/maphash"
+)
 
 // idTable maps activity ids (or clientActivityIDs) to local ids, as gen-c's
 // activityIdToLocalIdMap and clientActivityIdToLocalIdMap do. Every activity of a replay looks
-// one up and most add one: an open-addressing table that keeps each key's hash beside it grows
-// by moving slots without hashing a key again, and a probe compares the full key only when the
-// hashes match. The keys are copied into one byte array and the slots refer to them by offset,
-// so neither holds a pointer: the garbage collector skips both, and growing moves plain memory.
+// one up and most add one: an open-addressing table that keeps 32 bits of each key's hash beside
+// it grows by moving slots without hashing a key again, and a probe compares the full key only
+// when those bits match. The keys are copied into byte chunks and the slots refer to them by
+// offset, so neither holds a pointer: the garbage collector skips both, and growing moves plain
+// memory. A slot is 16 bytes, so a million ids take 32 MB of slots and a probe of a new id
+// touches one of them.
 type idTable struct {
 	seed  maphash.Seed
 	slots []idSlot // a power of two in length, at most three quarters full
 	n     int
-	// keys holds every key set so far, back to back (a deleted key's bytes stay).
-	keys []byte
+	// keys holds every key set so far, each as its length (uvarint) then its bytes, in chunks
+	// that are never reallocated (a deleted key's bytes stay).
+	keys [][]byte
 }
 
 type idSlot struct {
-	hash uint64
-	// off and size locate the key in keys.
-	off  uint64
-	size uint32
+	// hash is the key's hash, truncated: it places the slot (tables stay far below 2^32 slots)
+	// and filters probes.
+	hash uint32
 	lid  int32 // 0: empty (local ids start at 1)
+	// ref locates the key: chunk index in the high 32 bits, offset in the chunk in the low 32.
+	ref uint64
 }
+
+// idKeyChunk is the size of a key chunk; a longer key gets a chunk of its own.
+const idKeyChunk = 1 << 20
 
 func newIDTable() idTable { return idTable{seed: maphash.MakeSeed(), slots: make([]idSlot, 64)} }
 
-func (t *idTable) key(s *idSlot) []byte { return t.keys[s.off : s.off+uint64(s.size)] }
+func (t *idTable) key(s *idSlot) []byte {
+	c := t.keys[s.ref>>32][uint32(s.ref):]
+	n, w := binary.Uvarint(c)
+	return c[w : w+int(n)]
+}
+
+func (t *idTable) hash(key string) uint32 { return uint32(maphash.String(t.seed, key)) }
 
 // get returns the local id of key.
 func (t *idTable) get(key string) (int, bool) {
-	h := maphash.String(t.seed, key)
-	mask := uint64(len(t.slots) - 1)
+	h := t.hash(key)
+	mask := uint32(len(t.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		s := &t.slots[i]
 		if s.lid == 0 {
@@ -48,13 +64,12 @@ func (t *idTable) set(key string, lid int) {
 	if 4*(t.n+1) > 3*len(t.slots) {
 		t.rebuild(2*len(t.slots), 0)
 	}
-	h := maphash.String(t.seed, key)
-	mask := uint64(len(t.slots) - 1)
+	h := t.hash(key)
+	mask := uint32(len(t.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		s := &t.slots[i]
 		if s.lid == 0 {
-			*s = idSlot{hash: h, off: uint64(len(t.keys)), size: uint32(len(key)), lid: int32(lid)}
-			t.keys = append(t.keys, key...)
+			*s = idSlot{hash: h, lid: int32(lid), ref: t.store(key)}
 			t.n++
 			return
 		}
@@ -65,6 +80,21 @@ func (t *idTable) set(key string, lid int) {
 	}
 }
 
+// store appends key to the chunks and returns its ref.
+func (t *idTable) store(key string) uint64 {
+	need := binary.MaxVarintLen64 + len(key)
+	last := len(t.keys) - 1
+	if last < 0 || cap(t.keys[last])-len(t.keys[last]) < need {
+		t.keys = append(t.keys, make([]byte, 0, max(idKeyChunk, need)))
+		last++
+	}
+	c := t.keys[last]
+	ref := uint64(last)<<32 | uint64(len(c))
+	c = binary.AppendUvarint(c, uint64(len(key)))
+	t.keys[last] = append(c, key...)
+	return ref
+}
+
 // deleteLid removes every key that maps to lid (deletes are rare: the table is rebuilt).
 func (t *idTable) deleteLid(lid int) { t.rebuild(len(t.slots), int32(lid)) }
 
@@ -72,7 +102,7 @@ func (t *idTable) deleteLid(lid int) { t.rebuild(len(t.slots), int32(lid)) }
 func (t *idTable) rebuild(size int, drop int32) {
 	old := t.slots
 	t.slots, t.n = make([]idSlot, size), 0
-	mask := uint64(size - 1)
+	mask := uint32(size - 1)
 	for _, s := range old {
 		if s.lid == 0 || s.lid == drop {
 			continue

@@ -17,8 +17,10 @@ type unit struct {
 	kind unitKind
 	// rec is the activity of a plain unit (gen-c) or of every gen-a/gen-b unit.
 	rec *record
-	// key is the session or grouping id.
-	key string
+	// sess and grp are the session or grouping a gen-c unit stands for: the order is read
+	// through them without looking their ids up.
+	sess *session
+	grp  *grouping
 	// ts is the logical timestamp the entry was inserted with (gen-c).
 	ts jsNum
 	// lts is +new Date(localTimestamp) of a plain unit's current revision (gen-c).
