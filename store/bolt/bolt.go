@@ -75,6 +75,10 @@ type Store struct {
 
 	// nextPos is the log position of the next record; only the writer goroutine uses it.
 	nextPos uint64
+	// headCache holds the heads of conversations recent batches used, as committed, so the next
+	// batch neither reads nor decodes them again; only the writer goroutine uses it (see
+	// batch.conv and commit).
+	headCache map[string]cachedHead
 }
 
 var _ store.Store = (*Store)(nil)

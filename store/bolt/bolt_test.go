@@ -3,6 +3,7 @@ package bolt
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -364,5 +365,54 @@ func TestAppendEntryJSON(t *testing.T) {
 	}
 	if h := hooked[len(hooked)-1]; string(h.JSON) != string(want) || h.Seq != e.Seq || h.Kind != store.KindRevision {
 		t.Errorf("hook revision seq %d kind %d JSON %s, want seq %d %s", h.Seq, h.Kind, h.JSON, e.Seq, want)
+	}
+}
+
+// TestFailedBatchDropsCachedHeads: the writer keeps each conversation's head between batches;
+// a batch that fails must not leave its changes in that cache. Here the failed batch fills a
+// chunk, which rewrites the head's recent entries from the start, so a cache kept after it would
+// lose the first clientActivityID and the position of seq 1.
+func TestFailedBatchDropsCachedHeads(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "heads.db"), Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if _, _, err := s.CreateConversation(ctx, store.Conversation{ID: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < indexChunk; i++ {
+		if _, err := s.Append(ctx, "c", message(fmt.Sprint("text-", i), fmt.Sprint("cid-", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	injected := errors.New("injected storage failure")
+	err = s.submit(ctx, func(b *batch) error {
+		c, err := b.conv("c")
+		if err != nil {
+			return err
+		}
+		for _, cid := range []string{"lost-1", "lost-2"} {
+			if _, err := b.add(c, encodeRecord(header{kind: store.KindActivity}, []byte(`{"type":"message"}`)), []byte(cid)); err != nil {
+				return fatal(err)
+			}
+		}
+		return fatal(injected)
+	})
+	if !errors.Is(err, injected) {
+		t.Fatalf("failing batch: %v", err)
+	}
+	r, err := s.Append(ctx, "c", message("again", "cid-1"))
+	if err != nil || !r.Duplicate || r.Seq != 1 || r.Activity.Text != "text-1" {
+		t.Fatalf("resend of cid-1: seq %d duplicate %v text %q, %v; want the original seq 1", r.Seq, r.Duplicate, r.Activity.Text, err)
+	}
+	r, err = s.Append(ctx, "c", message("next", "lost-2"))
+	if err != nil || r.Duplicate || r.Seq != indexChunk {
+		t.Fatalf("append after the failed batch: seq %d duplicate %v, %v; want a new seq %d", r.Seq, r.Duplicate, err, indexChunk)
+	}
+	entries, _, err := s.ReadAfter(ctx, "c", 0, 2*indexChunk)
+	if err != nil || len(entries) != indexChunk || entries[0].Activity.Text != "text-1" {
+		t.Fatalf("history: %d entries, %v", len(entries), err)
 	}
 }

@@ -77,9 +77,27 @@ type convState struct {
 	entries []store.Entry
 }
 
+// maxCachedHeads bounds Store.headCache: a few KiB at most per head, so a few MiB in all.
+const maxCachedHeads = 1024
+
+// cachedHead is a conversation's head as last committed, with its convKey.
+type cachedHead struct {
+	key  []byte
+	head head
+}
+
 // conv returns the batch's state for a conversation, or store.ErrConversationNotFound.
 func (b *batch) conv(id string) (*convState, error) {
 	if c, ok := b.convs[id]; ok {
+		return c, nil
+	}
+	if ch, ok := b.s.headCache[id]; ok {
+		// The batch changes its copy of the head; commit caches it again only if the batch
+		// commits. Appends may reuse the room after the entries of the cached recent slice, and
+		// moving a full chunk to the index rewrites it from the start, so a failed batch drops
+		// the whole cache.
+		c := &convState{convLog: convLog{bucketSet: b.bucketSet, id: id, key: ch.key, head: ch.head}}
+		b.convs[id] = c
 		return c, nil
 	}
 	// The head is decoded from a copy: its clientActivityIDs are written again as index keys.
@@ -272,12 +290,14 @@ func (s *Store) commit(reqs []*request) {
 	})
 	if err != nil {
 		s.log.Error("store commit failed", "requests", len(reqs), "err", err)
+		clear(s.headCache)
 		for _, r := range reqs {
 			if r.err == nil {
 				r.err = err
 			}
 		}
 	} else {
+		s.cacheHeads(b)
 		if s.observer != nil {
 			s.observer.Committed(len(reqs), b.appended, time.Since(applied))
 		}
@@ -289,5 +309,22 @@ func (s *Store) commit(reqs []*request) {
 	}
 	for _, r := range reqs {
 		close(r.done)
+	}
+}
+
+// cacheHeads keeps the heads of a committed batch's conversations for the next batches, making
+// room by dropping arbitrary other heads when the cache is full.
+func (s *Store) cacheHeads(b *batch) {
+	if s.headCache == nil {
+		s.headCache = make(map[string]cachedHead, len(b.convs))
+	}
+	for id, c := range b.convs {
+		if _, ok := s.headCache[id]; !ok && len(s.headCache) >= maxCachedHeads {
+			for old := range s.headCache {
+				delete(s.headCache, old)
+				break
+			}
+		}
+		s.headCache[id] = cachedHead{key: c.key, head: c.head}
 	}
 }
