@@ -269,7 +269,39 @@ func stamp(a *activity.Activity, conversationID string, sequenceID uint64, tsMs 
 	a.Stamp(activity.FormatID(conversationID, sequenceID), sequenceID, formatTimestamp(tsMs))
 }
 
-func formatTimestamp(tsMs int64) string { return activity.FormatTimestamp(time.UnixMilli(tsMs)) }
+// formatTimestamp is activity.FormatTimestamp(time.UnixMilli(tsMs)), written digit by digit
+// rather than by time.Format's layout interpreter: the writer formats one per append and a read
+// one per activity. Years outside 0000–9999, which the layout writes otherwise, go to Format.
+func formatTimestamp(tsMs int64) string {
+	t := time.UnixMilli(tsMs).UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return activity.FormatTimestamp(t)
+	}
+	hour, minute, sec := t.Clock()
+	var b [len(activity.TimestampLayout)]byte
+	digits := func(at, v, n int) {
+		for i := at + n - 1; i >= at; i-- {
+			b[i] = byte('0' + v%10)
+			v /= 10
+		}
+	}
+	digits(0, year, 4)
+	b[4] = '-'
+	digits(5, int(month), 2)
+	b[7] = '-'
+	digits(8, day, 2)
+	b[10] = 'T'
+	digits(11, hour, 2)
+	b[13] = ':'
+	digits(14, minute, 2)
+	b[16] = ':'
+	digits(17, sec, 2)
+	b[19] = '.'
+	digits(20, t.Nanosecond()/int(time.Millisecond), 3)
+	b[23] = 'Z'
+	return string(b[:])
+}
 
 // stampRoom is what the stamped encoding adds besides the id and timestamp themselves: their
 // member names and quotes, and the sequence id member (with a channelData object around it).

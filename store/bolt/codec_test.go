@@ -1,7 +1,9 @@
 package bolt
 
 import (
+	"math"
 	"testing"
+	"time"
 
 	"github.com/directline-go/directline/activity"
 	"github.com/directline-go/directline/store"
@@ -43,6 +45,27 @@ func FuzzDecodeStored(f *testing.F) {
 			if err != nil || again.seq != h.seq || again.base != h.base || again.tsMs != h.tsMs || len(again.recent) != len(h.recent) {
 				t.Fatalf("head %+v does not survive encoding: %+v, %v", h, again, err)
 			}
+		}
+	})
+}
+
+// FuzzFormatTimestamp: formatTimestamp writes what activity.FormatTimestamp writes for every
+// millisecond, years outside 0000–9999 included.
+func FuzzFormatTimestamp(f *testing.F) {
+	for _, ms := range []int64{
+		0, -1, 1, 999, 1000, 1714557600123, // 2024-05-01T10:00:00.123Z
+		951782400000,    // 2000-02-29 (a leap day)
+		253402300799999, // 9999-12-31T23:59:59.999Z, the last four-digit year
+		253402300800000, // 10000-01-01
+		-62135596800000, // 0001-01-01
+		-62167219200001, // the last millisecond of year -1
+		math.MaxInt64 / 1000, math.MinInt64 / 1000,
+	} {
+		f.Add(ms)
+	}
+	f.Fuzz(func(t *testing.T, ms int64) {
+		if got, want := formatTimestamp(ms), activity.FormatTimestamp(time.UnixMilli(ms)); got != want {
+			t.Fatalf("formatTimestamp(%d) = %q, want %q", ms, got, want)
 		}
 	})
 }
