@@ -41,7 +41,7 @@ func decodeRecordByMembers(raw json.RawMessage, userID string, mem *decodeArenas
 		case "type":
 			r.typ, _ = internedOf(v)
 		case "id":
-			r.id, r.idIsString = stringOf(v)
+			r.idRef, r.idIsString = r.strOf(v, strID)
 		case "text":
 			text = v
 			r.textKind = textOther
@@ -58,7 +58,7 @@ func decodeRecordByMembers(raw json.RawMessage, userID string, mem *decodeArenas
 		case "localTimestamp":
 			r.lts = num(jsDateValue(v))
 		case "replyToId":
-			r.replyToID, _ = stringOf(v)
+			r.replyRef, _ = r.strOf(v, strReplyTo)
 		case "from":
 			hasFrom = eachMember(v, func(k []byte, fv []byte) {
 				switch string(k) {
@@ -118,11 +118,11 @@ func decodeRecordByMembers(raw json.RawMessage, userID string, mem *decodeArenas
 	if r.entEnd == 0 {
 		a.Entities = nil
 	}
-	a.Type, a.ID = r.typ, r.id
+	a.Type, a.ID = r.typ, r.id()
 	if r.hasAttachments {
 		a.Attachments = oneAttachment
 	}
-	r.cid, _ = stringOf(cd.cid)
+	r.cidRef, _ = r.strOf(cd.cid, strCid)
 	switch {
 	case !hasFrom:
 		r.role = "channel"

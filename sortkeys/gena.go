@@ -87,11 +87,11 @@ func (g *genAB) index(u *unit, add bool) {
 	if add {
 		op = addTo
 	}
-	if r.cid != "" {
-		op(g.byCid, r.cid, u)
+	if r.cid() != "" {
+		op(g.byCid, r.cid(), u)
 	}
-	if r.id != "" {
-		op(g.byID, r.id, u)
+	if r.id() != "" {
+		op(g.byID, r.id(), u)
 	}
 	stream := func(k string) {
 		op(g.byStream, k, u)
@@ -254,13 +254,13 @@ func (g *genAB) upsert(r *record) {
 	}
 	g.patch(r)
 	var drop []*unit
-	if r.cid != "" {
-		for u := range g.byCid[r.cid] {
+	if r.cid() != "" {
+		for u := range g.byCid[r.cid()] {
 			drop = append(drop, u)
 		}
 	}
-	if r.id != "" {
-		for u := range g.byID[r.id] {
+	if r.id() != "" {
+		for u := range g.byID[r.id()] {
 			drop = append(drop, u)
 		}
 	}
@@ -308,7 +308,7 @@ func (g *genAB) insertionIndex(r *record) int {
 func (g *genAB) incoming(r *record) {
 	g.prepare(r)
 	if r.role == activity.RoleUser {
-		for _, m := range []map[*unit]struct{}{g.byCid[r.cid], g.byID[r.id]} {
+		for _, m := range []map[*unit]struct{}{g.byCid[r.cid()], g.byID[r.id()]} {
 			for u := range m {
 				r.pending = u.rec.pending
 			}

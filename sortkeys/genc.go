@@ -60,6 +60,9 @@ type genC struct {
 	partMemo map[uint64]partResult
 	memoSeed maphash.Seed
 	units    arena[unit]
+	// sessionArena and entryRoom hold new sessions and their first entries.
+	sessionArena arena[session]
+	entryRoom    []sessionEntry
 }
 
 func newGenC(list unitList) *genC {
@@ -137,10 +140,10 @@ func (g *genC) act(lid int) *record { return g.loc(lid).rec }
 func (g *genC) incoming(r *record) {
 	if r.role == activity.RoleUser {
 		lid, ok := -1, false
-		if r.cid != "" {
-			lid, ok = g.cidMap.get(r.cid)
-		} else if r.id != "" {
-			lid, ok = g.idMap.get(r.id)
+		if r.cid() != "" {
+			lid, ok = g.cidMap.get(r.cid())
+		} else if r.id() != "" {
+			lid, ok = g.idMap.get(r.id())
 		}
 		if ok {
 			if prev := g.act(lid); prev != nil {
@@ -154,7 +157,7 @@ func (g *genC) incoming(r *record) {
 		g.upsert(r)
 		return
 	}
-	if lid, ok := g.idMap.get(r.id); ok && r.id != "" && g.act(lid) != nil {
+	if lid, ok := g.idMap.get(r.id()); ok && r.id() != "" && g.act(lid) != nil {
 		r.lid = lid
 	} else {
 		// An id-less activity gets a random id in Web Chat, hence its own unit.
@@ -197,11 +200,11 @@ func (g *genC) upsert(r *record) {
 		}
 	}
 	g.loc(r.lid).rec = r
-	if r.id != "" {
-		g.idMap.set(r.id, r.lid)
+	if r.id() != "" {
+		g.idMap.set(r.id(), r.lid)
 	}
-	if r.cid != "" {
-		g.cidMap.set(r.cid, r.lid)
+	if r.cid() != "" {
+		g.cidMap.set(r.cid(), r.lid)
 	}
 	r.unitPrefix, r.unitKey = unitNone, ""
 	var gr *grouping
@@ -209,7 +212,7 @@ func (g *genC) upsert(r *record) {
 		sid := ls.SessionID
 		first := s == nil
 		if first {
-			s = &session{}
+			s = g.newSession()
 			g.sessions[sid] = s
 		}
 		i := sort.Search(len(s.entries), func(i int) bool { return s.entries[i].seq > ls.Sequence })
@@ -308,6 +311,21 @@ func (g *genC) upsert(r *record) {
 	}
 	g.list.Insert(u, g.list.FirstGreater(u))
 }
+
+// newSession allocates a session with room for sessionRoom entries: a session gets a few
+// revisions, and growing its entries from nil took three or four allocations.
+func (g *genC) newSession() *session {
+	s := g.sessionArena.alloc()
+	if len(g.entryRoom)+sessionRoom > cap(g.entryRoom) {
+		g.entryRoom = make([]sessionEntry, 0, sessionRoom*arenaChunk)
+	}
+	n := len(g.entryRoom)
+	s.entries = g.entryRoom[n : n : n+sessionRoom]
+	g.entryRoom = g.entryRoom[:n+sessionRoom]
+	return s
+}
+
+const sessionRoom = 4
 
 // newUnit allocates a main-list unit. Gen-c never orders by seq: -Inf keeps it below every
 // maximum, so that a removal from the B-tree rescans a node only for the keys gen-c has.

@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"unsafe"
 
 	"github.com/directline-go/directline/activity"
 )
@@ -29,9 +30,13 @@ type record struct {
 	// cd holds the channelData members the reducers read; like act it is scratch storage, dropped
 	// once the event that delivered the record has been applied.
 	cd *channelData
-	// typ is the type member (common values share one string); replyToID is replyToId.
-	typ, replyToID string
-	id, cid, role  string
+	// typ is the type member (common values share one string).
+	typ, role string
+	// id, clientActivityID (channelData) and replyToId, read through id(), cid() and
+	// replyToID(): they are views of raw, which hold no pointer for the garbage collector to
+	// follow, or, for a string with escapes, its decoded value in ext.
+	idRef, cidRef, replyRef strRef
+	ext                     *recordStrings
 	// ls is the livestream metadata (activity.Livestream), read once; nil when the activity is
 	// not part of a livestream.
 	ls *activity.Livestream
@@ -74,6 +79,51 @@ type record struct {
 	uiDone, shown, symDone bool
 	// ghost marks a revision deleted from the store but still in the UI list (gen-c).
 	ghost bool
+}
+
+// A strRef is a string member of a record: raw[off:off+n], or ext's string when n < 0.
+type strRef struct{ off, n int32 }
+
+// recordStrings holds the string members that are not views of raw (they held escapes), by
+// strID, strCid and strReplyTo.
+type recordStrings [3]string
+
+const (
+	strID = iota
+	strCid
+	strReplyTo
+)
+
+func (r *record) str(ref strRef, which int) string {
+	if ref.n < 0 {
+		return r.ext[which]
+	}
+	if ref.n == 0 {
+		return ""
+	}
+	return unsafe.String(&r.raw[ref.off], int(ref.n))
+}
+
+func (r *record) id() string        { return r.str(r.idRef, strID) }
+func (r *record) cid() string       { return r.str(r.cidRef, strCid) }
+func (r *record) replyToID() string { return r.str(r.replyRef, strReplyTo) }
+
+// strOf reads the JSON value v, a slice of raw, as the string member which; ok is false when v is
+// not a string (the member then reads as ""). A string without escapes is kept as a view of raw
+// (which the replay keeps as it was given), as viewOf would read it.
+func (r *record) strOf(v []byte, which int) (ref strRef, ok bool) {
+	if inner, plain := plainInner(v); plain && len(r.raw) <= math.MaxInt32 {
+		return strRef{off: int32(cap(r.raw) - cap(inner)), n: int32(len(inner))}, true
+	}
+	s, ok := stringOf(v)
+	if s == "" {
+		return strRef{}, ok
+	}
+	if r.ext == nil {
+		r.ext = new(recordStrings)
+	}
+	r.ext[which] = s
+	return strRef{n: -1}, ok
 }
 
 // rawEntities is the entities member as delivered (nil when absent).
@@ -141,10 +191,10 @@ type channelData struct {
 }
 
 func (r *record) name() string {
-	if r.id != "" {
-		return r.id
+	if id := r.id(); id != "" {
+		return id
 	}
-	return r.cid
+	return r.cid()
 }
 
 // ui returns the livestream session id (or "") and the visibility of this revision, computed once.
@@ -160,7 +210,7 @@ func (r *record) ui() (sid string, shown bool) {
 }
 
 func (r *record) item() Item {
-	return Item{Name: r.name(), ID: r.id, ClientActivityID: r.cid, Pending: r.pending,
+	return Item{Name: r.name(), ID: r.id(), ClientActivityID: r.cid(), Pending: r.pending,
 		Activity: r.raw, Arrival: r.arrival, Unit: unitPrefixes[r.unitPrefix] + r.unitKey}
 }
 
@@ -187,7 +237,7 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 	*cd = channelData{}
 	r.cd = cd
 	a := &mem.act
-	*a = activity.Activity{Entities: a.Entities[:0]}
+	*a = activity.Activity{Entities: mem.ents[:0]}
 	r.act = a
 	tsString := false
 	var fromID, text []byte
@@ -237,7 +287,7 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 			}
 		case "id":
 			if end, err = skipValue(t, i); err == nil {
-				r.id, r.idIsString = viewOf(t[i:end])
+				r.idRef, r.idIsString = r.strOf(t[i:end], strID)
 			}
 		case "text":
 			if end, err = skipValue(t, i); err == nil {
@@ -262,7 +312,7 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 			}
 		case "replyToId":
 			if end, err = skipValue(t, i); err == nil {
-				r.replyToID, _ = viewOf(t[i:end])
+				r.replyRef, _ = r.strOf(t[i:end], strReplyTo)
 			}
 		case "attachments":
 			if end, err = skipValue(t, i); err == nil {
@@ -280,14 +330,15 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 	if err := trailing(t, o.i); err != nil {
 		return nil, err
 	}
+	mem.ents = a.Entities[:0]
 	if r.entEnd == 0 {
 		a.Entities = nil
 	}
-	a.Type, a.ID = r.typ, r.id
+	a.Type, a.ID = r.typ, r.id()
 	if r.hasAttachments {
 		a.Attachments = oneAttachment
 	}
-	r.cid, _ = viewOf(cd.cid)
+	r.cidRef, _ = r.strOf(cd.cid, strCid)
 	switch {
 	case !hasFrom:
 		r.role = "channel"
@@ -308,7 +359,7 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 	}
 	if cd.streamType || r.mayStreamInfo {
 		// Only livestream candidates need text and channelData as a map.
-		a.Text, _ = stringOf(text)
+		a.Text, _ = viewOf(text)
 		if cd.streamType {
 			if cd.raw == nil {
 				// streamType was met in a channelData that is not an object.
@@ -336,9 +387,34 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 		if ls, ok := a.Livestream(); ok {
 			r.ls = mem.livestreams.alloc()
 			*r.ls = ls
+			r.shareLivestream(cd)
 		}
 	}
 	return r, nil
+}
+
+// shareLivestream points the livestream metadata's strings, which the reader copied, at the
+// equal strings the record already holds: the stream type's constant, the id or channelData's
+// streamId as views of raw. A record then keeps no string objects of its own alive.
+func (r *record) shareLivestream(cd *channelData) {
+	ls := r.ls
+	switch ls.StreamType {
+	case activity.StreamTypeStreaming:
+		ls.StreamType = activity.StreamTypeStreaming
+	case activity.StreamTypeInformative:
+		ls.StreamType = activity.StreamTypeInformative
+	case activity.StreamTypeFinal:
+		ls.StreamType = activity.StreamTypeFinal
+	}
+	if id := r.id(); ls.SessionID == id {
+		ls.SessionID = id
+	}
+	if s, ok := viewOf(cd.streamID); ok && s == ls.StreamID {
+		ls.StreamID = s
+	}
+	if ls.SessionID == ls.StreamID {
+		ls.SessionID = ls.StreamID
+	}
 }
 
 // The readers below enter from, channelData and the entities instead of skipping them and
@@ -582,8 +658,10 @@ type decodeArenas struct {
 	records     arena[record]
 	livestreams arena[activity.Livestream]
 	// Scratch storage behind a record's act and cd while its event is applied.
-	act   activity.Activity
-	cd    channelData
+	act activity.Activity
+	cd  channelData
+	// ents keeps the room act.Entities grew to across activities without entities.
+	ents  []json.RawMessage
 	cdMap map[string]json.RawMessage
 }
 

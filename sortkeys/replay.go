@@ -118,8 +118,9 @@ func (r *Replay) apply(ev Event) error {
 		rec.release()
 	case OpFulfilled:
 		if _, seen := st.echoed[ev.ClientActivityID]; !seen {
-			first := *rec
-			st.deliver(&first)
+			first := st.mem.records.alloc()
+			*first = *rec
+			st.deliver(first)
 			rec.rev = st.nextRev()
 		}
 		st.eng.fulfilled(ev.ClientActivityID, rec)
@@ -156,9 +157,9 @@ func (st *state) deliver(rec *record) {
 	st.eng.incoming(rec)
 	st.track(rec)
 	rec.release()
-	if rec.cid != "" && rec.id != "" {
-		if _, seen := st.echoed[rec.cid]; !seen {
-			st.echoed[rec.cid] = rec.raw
+	if rec.cid() != "" && rec.id() != "" {
+		if _, seen := st.echoed[rec.cid()]; !seen {
+			st.echoed[rec.cid()] = rec.raw
 		}
 	}
 }
@@ -168,11 +169,11 @@ func (st *state) track(rec *record) {
 	if !st.opts.ReplyHold {
 		return
 	}
-	if rec.id != "" {
-		st.ids[rec.id] = true
+	if rec.id() != "" {
+		st.ids[rec.id()] = true
 	}
-	if rec.replyToID != "" {
-		st.replyTos[rec.replyToID] = true
+	if rec.replyToID() != "" {
+		st.replyTos[rec.replyToID()] = true
 	}
 	if rec.role == activity.RoleBot {
 		st.bots++
@@ -183,7 +184,7 @@ func (st *state) track(rec *record) {
 // least one bot activity is in the store, unless another delivered activity already replies to
 // the same id (queueIncomingActivitySaga.ts).
 func (st *state) mustHold(rec *record) bool {
-	rt := rec.replyToID
+	rt := rec.replyToID()
 	return rt != "" && st.bots > 0 && !st.ids[rt] && !st.replyTos[rt]
 }
 
@@ -194,7 +195,7 @@ func (st *state) releaseSatisfied(index int) {
 		changed = false
 		for i := 0; i < len(st.held); i++ {
 			h := st.held[i]
-			rt := h.rec.replyToID
+			rt := h.rec.replyToID()
 			if st.ids[rt] || st.replyTos[rt] {
 				st.held = append(st.held[:i], st.held[i+1:]...)
 				h.rec.arrival = index

@@ -74,7 +74,7 @@ func (w *keyWalk) run(ui []*record) {
 	for _, r := range ui {
 		if !r.symDone {
 			sid, _ := r.ui()
-			r.idSym, r.cidSym, r.sidSym = w.sym(r.id), w.sym(r.cid), w.sym(sid)
+			r.idSym, r.cidSym, r.sidSym = w.sym(r.id()), w.sym(r.cid()), w.sym(sid)
 			r.symDone = true
 		}
 		key, ok := w.find(w.prev.cid, w.cur.cid, r.cidSym)
