@@ -275,7 +275,7 @@ func (g *genC) upsert(r *record) {
 		u = g.loc(r.lid).plain
 		if u == nil {
 			u, fresh = g.newUnit(), true
-			u.kind = unitActivity
+			u.kind, u.lid = unitActivity, int32(r.lid)
 			g.loc(r.lid).plain = u
 		}
 		u.rec = r
@@ -533,7 +533,7 @@ func (g *genC) each(f func(*record) bool) {
 	g.list.Each(func(u *unit) bool {
 		switch u.kind {
 		case unitActivity:
-			if r := g.act(u.rec.lid); r != nil {
+			if r := g.act(int(u.lid)); r != nil {
 				return f(r)
 			}
 			return true

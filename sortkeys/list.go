@@ -15,6 +15,8 @@ const (
 // grouping; in gen-a and gen-b always one activity.
 type unit struct {
 	kind unitKind
+	// lid is a gen-c plain unit's local id: the order is read without touching its record.
+	lid int32
 	// rec is the activity of a plain unit (gen-c) or of every gen-a/gen-b unit.
 	rec *record
 	// sess and grp are the session or grouping a gen-c unit stands for: the order is read
