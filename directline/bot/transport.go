@@ -248,15 +248,20 @@ type keepBody struct {
 	stop  func() bool
 	reuse bool
 	done  atomic.Bool
+	eof   bool // Read returned io.EOF: it keeps doing so, as net/http's bodies do
 }
 
 func (b *keepBody) Read(p []byte) (int, error) {
+	if b.eof {
+		return 0, io.EOF
+	}
 	if b.done.Load() {
 		return 0, errors.New("bot: read on a closed response body")
 	}
 	n, err := b.rc.Read(p)
 	switch {
 	case err == io.EOF:
+		b.eof = true
 		b.finish(true)
 	case err != nil:
 		b.finish(false)

@@ -71,6 +71,12 @@ func post(t *testing.T, tr http.RoundTripper, u, body string) (string, error) {
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
+	if err == nil {
+		// A body read to its end stays there, as net/http's bodies do.
+		if n, eof := resp.Body.Read(make([]byte, 1)); n != 0 || eof != io.EOF {
+			t.Fatalf("read after the end: %d, %v", n, eof)
+		}
+	}
 	return string(data), err
 }
 
