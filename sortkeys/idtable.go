@@ -31,8 +31,12 @@ type idSlot struct {
 	ref uint64
 }
 
-// idKeyChunk is the size of a key chunk; a longer key gets a chunk of its own.
-const idKeyChunk = 1 << 20
+// Key chunks start at idKeyChunkMin bytes and double up to idKeyChunkMax, so that a short
+// replay holds little; a longer key gets a chunk of its own.
+const (
+	idKeyChunkMin = 1 << 10
+	idKeyChunkMax = 1 << 20
+)
 
 func newIDTable() idTable { return idTable{seed: maphash.MakeSeed(), slots: make([]idSlot, 64)} }
 
@@ -85,7 +89,11 @@ func (t *idTable) store(key string) uint64 {
 	need := binary.MaxVarintLen64 + len(key)
 	last := len(t.keys) - 1
 	if last < 0 || cap(t.keys[last])-len(t.keys[last]) < need {
-		t.keys = append(t.keys, make([]byte, 0, max(idKeyChunk, need)))
+		size := idKeyChunkMin
+		if last >= 0 {
+			size = min(2*cap(t.keys[last]), idKeyChunkMax)
+		}
+		t.keys = append(t.keys, make([]byte, 0, max(size, need)))
 		last++
 	}
 	c := t.keys[last]
