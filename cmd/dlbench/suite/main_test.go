@@ -159,3 +159,19 @@ func TestSideRunCPUText(t *testing.T) {
 		}
 	}
 }
+
+func TestWarmMessages(t *testing.T) {
+	tests := []struct{ conversations, messages, want int }{
+		{10, 40, 40},   // 400 turns: the whole measured load
+		{50, 40, 40},   // exactly warmTurns
+		{200, 40, 10},  // 2,000 of the measured 8,000
+		{3000, 40, 1},  // at least one message each
+		{200, 5, 5},    // never more than the measured run
+		{7, 1000, 286}, // rounded up
+	}
+	for _, tt := range tests {
+		if got := warmMessages(tt.conversations, tt.messages); got != tt.want {
+			t.Errorf("warmMessages(%d, %d) = %d, want %d", tt.conversations, tt.messages, got, tt.want)
+		}
+	}
+}
