@@ -85,8 +85,6 @@ const (
 	readHeaderTimeout = 10 * time.Second
 	idleTimeout       = 120 * time.Second
 	maxHeaderBytes    = 64 << 10
-	// demoBotTimeout bounds each Bot Connector call of the built-in demo bot.
-	demoBotTimeout = 30 * time.Second
 )
 
 // run serves until ctx is done, then shuts down gracefully: the listener closes, in-flight
@@ -253,9 +251,7 @@ func startBot(cfg Config, opts bot.Options, public string, listen *net.TCPAddr, 
 	delivery := &directline.BotClient{Client: client, Endpoint: cfg.BotEndpoint}
 	stopDemo := func(context.Context) error { return nil }
 	if cfg.BotEndpoint == botDemo {
-		// The timeout is the transport's: a Client.Timeout costs a goroutine and a timer per
-		// request with a transport net/http does not know.
-		client := &http.Client{Transport: localTransport{public: strings.TrimRight(public, "/"), local: localURL(listen), next: bot.NewTransport(256, demoBotTimeout)}}
+		client := &http.Client{Timeout: 30 * time.Second, Transport: localTransport{public: strings.TrimRight(public, "/"), local: localURL(listen), next: bot.PooledTransport(256)}}
 		u, stop, err := demobot.Start("127.0.0.1:0", demobot.Options{Logger: logger, HTTPClient: client})
 		if err != nil {
 			return nil, nil, nil, err

@@ -89,9 +89,8 @@ type Options struct {
 	AckTimeout time.Duration
 	// Timeout bounds the whole request, including the part in the background (default 120 s).
 	Timeout time.Duration
-	// HTTPClient sends the requests; nil means a client on a Transport that does not follow
-	// redirects (a POST redirected to a GET would lose the activity). Its own Timeout, if any,
-	// also applies.
+	// HTTPClient sends the requests; nil means a client that does not follow redirects (a POST
+	// redirected to a GET would lose the activity). Its own Timeout, if any, also applies.
 	HTTPClient *http.Client
 	// Credentials give the bearer token for the Authorization header; nil sends no header (bots
 	// with an empty app id do not check it, DIRECTLINE.md §2.3).
@@ -137,11 +136,8 @@ func (r Result) Activities() ([]*activity.Activity, error) {
 
 // Client delivers activities to bots. It is safe for concurrent use.
 type Client struct {
-	opts Options
-	http *http.Client
-	// direct is the default client's transport, called without http.Client: that client
-	// neither follows redirects nor keeps cookies nor has a timeout, so Do would only add work.
-	direct http.RoundTripper
+	opts   Options
+	http   *http.Client
 	log    *slog.Logger
 	base   context.Context // canceled when Close gives up waiting
 	cancel context.CancelFunc
@@ -164,8 +160,7 @@ func NewClient(o Options) *Client {
 	}
 	c := &Client{opts: o, http: o.HTTPClient, log: o.Logger}
 	if c.http == nil {
-		c.direct = NewTransport(256, 0)
-		c.http = &http.Client{Transport: c.direct, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		c.http = &http.Client{Transport: PooledTransport(256), CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	if c.log == nil {
 		c.log = slog.Default()
@@ -315,12 +310,7 @@ func (c *Client) post(ctx context.Context, endpoint string, body []byte) (Result
 		}
 		req.Header.Set("Authorization", "Bearer "+tok)
 	}
-	var resp *http.Response
-	if c.direct != nil {
-		resp, err = c.direct.RoundTrip(req)
-	} else {
-		resp, err = c.http.Do(req)
-	}
+	resp, err := c.http.Do(req)
 	if err != nil {
 		return c.transportError(ctx, err)
 	}
@@ -366,7 +356,7 @@ func isTimeout(err error) bool {
 }
 
 // Close stops new deliveries (they get ErrClosed) and waits for the running ones, including those
-// in the background, then closes the HTTP client's idle connections. When ctx ends first, the running requests are canceled (their outcome is
+// in the background. When ctx ends first, the running requests are canceled (their outcome is
 // "canceled") and Close returns ctx.Err() once they have stopped.
 func (c *Client) Close(ctx context.Context) error {
 	c.mu.Lock()
@@ -377,7 +367,6 @@ func (c *Client) Close(ctx context.Context) error {
 		c.wg.Wait()
 		close(done)
 	}()
-	defer c.http.CloseIdleConnections()
 	select {
 	case <-done:
 		c.cancel()
@@ -389,12 +378,20 @@ func (c *Client) Close(ctx context.Context) error {
 	}
 }
 
-// PooledTransport is http.DefaultTransport keeping up to perHost idle connections per host:
-// the default keeps two, so many concurrent requests to one host (deliveries to a bot, a bot's
-// replies, a load generator's users) would mostly dial new connections.
+// IdleReuse is how long PooledTransport keeps an idle connection for reuse: well under Node's
+// default keepAliveTimeout (5 s, node:http and so restify and botbuilder-js samples). Node closes
+// a socket whose timer expired even when a request already waits in it unread, which a busy
+// event loop notices late; the request then fails with "connection reset by peer" and, being a
+// POST, is not retried. A connection idle for less than IdleReuse leaves such a loop 3 s of lag.
+const IdleReuse = 2 * time.Second
+
+// PooledTransport is http.DefaultTransport keeping up to perHost idle connections per host, each
+// for IdleReuse: the default keeps two, so many concurrent requests to one host (deliveries to a
+// bot, a bot's replies, a load generator's users) would mostly dial new connections.
 func PooledTransport(perHost int) *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = max(perHost, 2)
 	t.MaxIdleConns = 4 * t.MaxIdleConnsPerHost
+	t.IdleConnTimeout = IdleReuse
 	return t
 }

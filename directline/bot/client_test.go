@@ -477,3 +477,33 @@ func TestDeliverWithinOwnAckTimeout(t *testing.T) {
 		t.Fatalf("DeliverWithin 0: %+v, %v; want Pending after the client's ack timeout", res, err)
 	}
 }
+
+// A connection idle for longer than IdleReuse is not reused: Node closes a kept-alive socket
+// after 5 s even with a request already in it, so a delivery on an older one could be reset.
+func TestPooledTransportRedialsAfterIdleReuse(t *testing.T) {
+	var (
+		mu      sync.Mutex
+		remotes []string
+	)
+	b := newBot(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		remotes = append(remotes, r.RemoteAddr)
+		mu.Unlock()
+		w.WriteHeader(http.StatusOK)
+	})
+	c := newTestClient(t, Options{AckTimeout: time.Hour})
+	for _, wait := range []time.Duration{0, IdleReuse / 4, IdleReuse + 500*time.Millisecond} {
+		time.Sleep(wait)
+		if _, err := c.Deliver(context.Background(), b.URL, inbound()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if remotes[0] != remotes[1] {
+		t.Errorf("a connection idle for %v was not reused: %v", IdleReuse/4, remotes)
+	}
+	if remotes[1] == remotes[2] {
+		t.Errorf("a connection idle for longer than %v was reused: %v", IdleReuse, remotes)
+	}
+}
