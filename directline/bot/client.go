@@ -19,9 +19,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/directline-go/directline/activity"
@@ -183,8 +185,9 @@ type delivery struct {
 	done     chan outcome
 }
 
-// Deliver POSTs the complete inbound activity a as JSON to endpoint, once; it is never retried,
-// as the bot may already be acting on it. It returns when the bot answers or the ack timeout
+// Deliver POSTs the complete inbound activity a as JSON to endpoint, once; it is not retried,
+// as the bot may already be acting on it, unless the bot's server reset a kept-alive connection
+// with the request unread (see errUnread). It returns when the bot answers or the ack timeout
 // passes, whichever comes first:
 //
 //   - 2xx in time: Result{Acked: true, Status, Body}, nil
@@ -297,21 +300,23 @@ func (c *Client) run(ctx context.Context, d *delivery, endpoint string, body []b
 
 // post sends the request and classifies the result; code is the Observer's outcome code.
 func (c *Client) post(ctx context.Context, endpoint string, body []byte) (Result, string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
-	if err != nil {
-		return Result{}, "unreachable", fmt.Errorf("%w: %w", ErrBadEndpoint, err)
-	}
-	req.Header.Set("Content-Type", "application/json; charset=utf-8")
-	req.Header.Set("Accept", "application/json")
+	var header http.Header
 	if c.opts.Credentials != nil {
 		tok, err := c.opts.Credentials.Token(ctx)
 		if err != nil {
 			return Result{}, "credentials", fmt.Errorf("%w: %w", ErrCredentials, err)
 		}
-		req.Header.Set("Authorization", "Bearer "+tok)
+		header = http.Header{"Authorization": {"Bearer " + tok}}
 	}
-	resp, err := c.http.Do(req)
+	resp, err := c.send(ctx, endpoint, body, header)
+	if errors.Is(err, errUnread) {
+		resp, err = c.send(ctx, endpoint, body, header)
+	}
 	if err != nil {
+		var bad badEndpointError
+		if errors.As(err, &bad) {
+			return Result{}, "unreachable", fmt.Errorf("%w: %w", ErrBadEndpoint, bad.err)
+		}
 		return c.transportError(ctx, err)
 	}
 	defer resp.Body.Close()
@@ -333,6 +338,43 @@ func (c *Client) post(ctx context.Context, endpoint string, body []byte) (Result
 		res.Body, res.BodyTruncated = nil, true
 	}
 	return res, code, nil
+}
+
+// errUnread marks a delivery the bot's server never read: a kept-alive connection reset before
+// any byte of the answer. A server resets a connection it closes with data still unread in it,
+// as Node does when its keepAliveTimeout fires while its busy event loop has yet to read the
+// request that has just arrived; a bot that read the request and then failed closes without a
+// reset, or has begun its answer. Only such a delivery is sent again (once): the bot may have
+// acted on any other (field case R07).
+var errUnread = errors.New("bot: kept-alive connection reset before the request was read")
+
+// badEndpointError is a request that could not be built for the endpoint.
+type badEndpointError struct{ err error }
+
+func (e badEndpointError) Error() string { return e.err.Error() }
+
+// send POSTs body to endpoint once. Errors: badEndpointError, errUnread (wrapping the
+// connection's error), or the HTTP client's.
+func (c *Client) send(ctx context.Context, endpoint string, body []byte, header http.Header) (*http.Response, error) {
+	var reused, answered bool
+	trace := &httptrace.ClientTrace{
+		GotConn:              func(info httptrace.GotConnInfo) { reused = info.Reused },
+		GotFirstResponseByte: func() { answered = true },
+	}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, endpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, badEndpointError{err}
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json; charset=utf-8")
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil && reused && !answered && errors.Is(err, syscall.ECONNRESET) {
+		return nil, fmt.Errorf("%w: %w", errUnread, err)
+	}
+	return resp, err
 }
 
 func (c *Client) transportError(ctx context.Context, err error) (Result, string, error) {
@@ -381,8 +423,9 @@ func (c *Client) Close(ctx context.Context) error {
 // IdleReuse is how long PooledTransport keeps an idle connection for reuse: well under Node's
 // default keepAliveTimeout (5 s, node:http and so restify and botbuilder-js samples). Node closes
 // a socket whose timer expired even when a request already waits in it unread, which a busy
-// event loop notices late; the request then fails with "connection reset by peer" and, being a
-// POST, is not retried. A connection idle for less than IdleReuse leaves such a loop 3 s of lag.
+// event loop notices late; the request then fails with "connection reset by peer". A connection
+// idle for less than IdleReuse leaves such a loop 3 s of lag (and a delivery reset unread is sent
+// again, see errUnread).
 const IdleReuse = 2 * time.Second
 
 // PooledTransport is http.DefaultTransport keeping up to perHost idle connections per host, each

@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -505,5 +506,123 @@ func TestPooledTransportRedialsAfterIdleReuse(t *testing.T) {
 	}
 	if remotes[1] == remotes[2] {
 		t.Errorf("a connection idle for longer than %v was reused: %v", IdleReuse, remotes)
+	}
+}
+
+// rawBot answers deliveries on raw TCP connections so a test can end the second request on
+// the first connection as a server would: second(conn, br) runs in place of its answer.
+// Every other request is answered 200. It counts the requests it read in full.
+type rawBot struct {
+	ln   net.Listener
+	read atomic.Int32
+}
+
+func newRawBot(t *testing.T, second func(c *net.TCPConn, br *bufio.Reader, b *rawBot)) *rawBot {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &rawBot{ln: ln}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for n := 0; ; n++ {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func(c *net.TCPConn, first bool) {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for i := 0; ; i++ {
+					if first && i == 1 {
+						second(c, br, b)
+						return
+					}
+					if !b.readRequest(br) {
+						return
+					}
+					if _, err := io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"); err != nil {
+						return
+					}
+				}
+			}(c.(*net.TCPConn), n == 0)
+		}
+	}()
+	return b
+}
+
+func (b *rawBot) readRequest(br *bufio.Reader) bool {
+	req, err := http.ReadRequest(br)
+	if err != nil {
+		return false
+	}
+	if _, err := io.Copy(io.Discard, req.Body); err != nil {
+		return false
+	}
+	b.read.Add(1)
+	return true
+}
+
+// reset closes c so that the peer gets a reset rather than an end of stream.
+func reset(c *net.TCPConn) {
+	c.SetLinger(0)
+	c.Close()
+}
+
+// A delivery on a kept-alive connection that the bot's server resets with the request unread
+// (Node's keepAliveTimeout firing under a busy event loop) is sent again on a new connection;
+// one the server read, or began to answer, is not (R07: the bot may have acted on it).
+func TestDeliverResendsOnlyUnreadRequests(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		second   func(c *net.TCPConn, br *bufio.Reader, b *rawBot)
+		wantErr  error
+		wantRead int32
+	}{
+		{
+			name: "reset with the request unread is resent",
+			second: func(c *net.TCPConn, br *bufio.Reader, b *rawBot) {
+				time.Sleep(200 * time.Millisecond) // the request arrives, unread
+				reset(c)
+			},
+			wantRead: 2,
+		},
+		{
+			name: "closed after reading is not resent",
+			second: func(c *net.TCPConn, br *bufio.Reader, b *rawBot) {
+				b.readRequest(br)
+				c.Close()
+			},
+			wantErr:  ErrNoResponse,
+			wantRead: 2,
+		},
+		{
+			name: "reset after the answer began is not resent",
+			second: func(c *net.TCPConn, br *bufio.Reader, b *rawBot) {
+				time.Sleep(200 * time.Millisecond)
+				io.WriteString(c, "HTTP/1.1 200")
+				time.Sleep(50 * time.Millisecond)
+				reset(c)
+			},
+			wantErr:  ErrNoResponse,
+			wantRead: 1,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newRawBot(t, tc.second)
+			c := newTestClient(t, Options{AckTimeout: time.Hour})
+			endpoint := "http://" + b.ln.Addr().String() + "/api/messages"
+			if _, err := c.Deliver(context.Background(), endpoint, inbound()); err != nil {
+				t.Fatalf("first delivery: %v", err)
+			}
+			_, err := c.Deliver(context.Background(), endpoint, inbound())
+			if tc.wantErr == nil && err != nil || tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
+				t.Fatalf("second delivery: err = %v, want %v", err, tc.wantErr)
+			}
+			if got := b.read.Load(); got != tc.wantRead {
+				t.Fatalf("the bot read %d requests, want %d", got, tc.wantRead)
+			}
+		})
 	}
 }
