@@ -3,7 +3,6 @@ package sortkeys
 import (
 	"bytes"
 	"encoding/json"
-	"maps"
 	"testing"
 
 	"github.com/directline-go/directline/activity"
@@ -212,43 +211,6 @@ func TestDecodeRecordRepeatedChannelData(t *testing.T) {
 			if !bytes.Equal(g1, g2) {
 				t.Fatalf("%s:\n%s\n%s", s, g1, g2)
 			}
-		}
-	}
-}
-
-// TestDecodeRecordReusedScratch decodes a sequence of activities with one set of arenas, as a
-// replay does, and each again with fresh ones: the scratch channelData map a livestream
-// candidate leaves behind (with its own members, or every member of a repeated channelData)
-// must not show in the next activity's view or map.
-func TestDecodeRecordReusedScratch(t *testing.T) {
-	seq := []string{
-		`{"type":"typing","id":"a","channelData":{"streamType":"streaming","streamId":"q","streamSequence":1}}`,
-		`{"type":"typing","id":"b","channelData":{"streamType":"streaming","streamSequence":2}}`,
-		`{"type":"typing","id":"c","channelData":{"a":1,"b":2},"channelData":{"streamType":"streaming","x":1,"y":2,"streamSequence":3}}`,
-		`{"type":"typing","id":"d","channelData":{"streamType":"informative","streamSequence":4}}`,
-		`{"type":"message","id":"e","channelData":{"streamType":"final","streamId":"q"}}`,
-		`{"type":"message","id":"f","text":"plain"}`,
-		`{"type":"typing","id":"g","channelData":{"streamType":"streaming","streamSequence":1.5}}`,
-	}
-	seq = append(seq, decodeSeeds...)
-	var shared decodeArenas
-	for _, s := range seq {
-		var fresh decodeArenas
-		r1, e1 := decodeRecord([]byte(s), "u-user", &fresh)
-		r2, e2 := decodeRecord([]byte(s), "u-user", &shared)
-		if (e1 == nil) != (e2 == nil) {
-			t.Fatalf("%s: fresh %v reused %v", s, e1, e2)
-		}
-		if e1 != nil {
-			continue
-		}
-		g1, _ := json.Marshal(viewOfRecord(r1))
-		g2, _ := json.Marshal(viewOfRecord(r2))
-		if !bytes.Equal(g1, g2) {
-			t.Fatalf("%s:\nfresh  %s\nreused %s", s, g1, g2)
-		}
-		if !maps.EqualFunc(r1.act.ChannelData, r2.act.ChannelData, func(x, y json.RawMessage) bool { return bytes.Equal(x, y) }) {
-			t.Fatalf("%s: channelData fresh %q reused %q", s, r1.act.ChannelData, r2.act.ChannelData)
 		}
 	}
 }

@@ -368,129 +368,29 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 			if mem.cdMap == nil {
 				mem.cdMap = map[string]json.RawMessage{}
 			}
+			clear(mem.cdMap)
 			a.ChannelData = mem.cdMap
 			if cdSeen == 1 {
-				// The livestream readers look up these three members only. They are set or
-				// deleted in place: clearing the map for every candidate cost more than reading
-				// it. Any other key left from an earlier activity shows in the length.
-				cdMember(mem.cdMap, "streamType", cd.streamTypeRaw)
-				cdMember(mem.cdMap, "streamId", cd.streamID)
-				cdMember(mem.cdMap, "streamSequence", cd.streamSequence)
-				if n := 1 + b2i(cd.streamID != nil) + b2i(cd.streamSequence != nil); len(mem.cdMap) != n {
-					clear(mem.cdMap)
-					cdMember(mem.cdMap, "streamType", cd.streamTypeRaw)
-					cdMember(mem.cdMap, "streamId", cd.streamID)
-					cdMember(mem.cdMap, "streamSequence", cd.streamSequence)
+				// The livestream readers look up these three members only.
+				a.ChannelData["streamType"] = cd.streamTypeRaw
+				if cd.streamID != nil {
+					a.ChannelData["streamId"] = cd.streamID
 				}
-			} else {
+				if cd.streamSequence != nil {
+					a.ChannelData["streamSequence"] = cd.streamSequence
+				}
+			} else if err := eachMember(cd.raw, func(k []byte, cv []byte) { a.ChannelData[string(k)] = cv }); err != nil {
 				// A repeated channelData: the last object read is the one the readers see.
-				clear(mem.cdMap)
-				if err := eachMember(cd.raw, func(k []byte, cv []byte) { a.ChannelData[string(k)] = cv }); err != nil {
-					return nil, err
-				}
+				return nil, err
 			}
 		}
-		ls, ok, known := activity.Livestream{}, false, false
-		if cd.streamType && cdSeen == 1 {
-			ls, known = r.channelDataLivestream(a, cd)
-			ok = known
-		}
-		if !known {
-			ls, ok = a.Livestream()
-		}
-		if ok {
+		if ls, ok := a.Livestream(); ok {
 			r.ls = mem.livestreams.alloc()
 			*r.ls = ls
 			r.shareLivestream(cd)
 		}
 	}
 	return r, nil
-}
-
-// channelDataLivestream is activity.Livestream for the common livestream activity, read from the
-// channelData members as scanned, without the reader's string copies: a non-empty id, streamType
-// and streamId strings, and for an interim or informative typing activity a streamSequence of
-// plain digits. known is false for anything else (including every activity the channelData
-// reader rejects, which the reader then looks for in a streaminfo entity): the caller asks
-// activity.Livestream.
-func (r *record) channelDataLivestream(a *activity.Activity, cd *channelData) (ls activity.Livestream, known bool) {
-	if a.ID == "" {
-		return ls, false
-	}
-	streamType, ok := viewOf(cd.streamTypeRaw)
-	if !ok {
-		return ls, false
-	}
-	streamID := ""
-	if cd.streamID != nil {
-		if streamID, ok = viewOf(cd.streamID); !ok {
-			return ls, false
-		}
-	}
-	ls = activity.Livestream{StreamID: streamID, StreamType: streamType, SessionID: streamID}
-	if ls.SessionID == "" {
-		ls.SessionID = a.ID
-	}
-	switch streamType {
-	case activity.StreamTypeStreaming, activity.StreamTypeInformative:
-		seq, ok := plainCount(cd.streamSequence)
-		if a.Type != activity.TypeTyping || !ok {
-			return ls, false
-		}
-		ls.Sequence = seq
-		switch {
-		case a.Text == "" && len(a.Attachments) == 0 && r.mayAbstract:
-			// Whether a Message entity's abstract makes it contentful is the reader's call.
-			return ls, false
-		case a.Text == "" && len(a.Attachments) == 0:
-			ls.Kind = activity.LivestreamContentless
-		case streamType == activity.StreamTypeStreaming:
-			ls.Kind = activity.LivestreamInterim
-		default:
-			ls.Kind = activity.LivestreamInformative
-		}
-		return ls, true
-	case activity.StreamTypeFinal:
-		if streamID == "" || !(a.Type == activity.TypeMessage || a.Type == activity.TypeTyping && a.Text == "") {
-			return ls, false
-		}
-		ls.Kind = activity.LivestreamFinal
-		ls.Sequence = math.Inf(1)
-		return ls, true
-	}
-	return ls, false
-}
-
-// plainCount reads a JSON number of one to fifteen digits without a leading zero, a sign, a
-// fraction or an exponent, and at least 1 (exact in a float64); ok is false for anything else.
-func plainCount(v []byte) (float64, bool) {
-	if len(v) == 0 || len(v) > 15 || v[0] < '1' || v[0] > '9' {
-		return 0, false
-	}
-	n := 0
-	for _, c := range v {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	return float64(n), true
-}
-
-// cdMember sets m[k] to v, or deletes k when v is nil (the member is absent).
-func cdMember(m map[string]json.RawMessage, k string, v json.RawMessage) {
-	if v == nil {
-		delete(m, k)
-		return
-	}
-	m[k] = v
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // shareLivestream points the livestream metadata's strings, which the reader copied, at the

@@ -58,8 +58,6 @@ const (
 	backslashes = 0x5c5c5c5c5c5c5c5c
 	lowBits     = 0x0101010101010101
 	highBits    = 0x8080808080808080
-	// controls is 0x20 in every byte: x-controls borrows into the high bit of a byte below 0x20.
-	controls = 0x2020202020202020
 )
 
 // zeroBytes sets the high bit of the lowest zero byte of x (and possibly of higher bytes), and of
@@ -248,19 +246,7 @@ func plainInner(v []byte) ([]byte, bool) {
 	}
 	inner := v[1 : len(v)-1]
 	ascii := true
-	// Eight bytes at a time while no byte is a backslash or a control character; a byte with
-	// the high bit set only means the UTF-8 check below is needed.
-	j := 0
-	for ; j+8 <= len(inner); j += 8 {
-		x := binary.LittleEndian.Uint64(inner[j:])
-		if zeroBytes(x^backslashes)|((x-controls)&^x&highBits) != 0 {
-			return nil, false
-		}
-		if x&highBits != 0 {
-			ascii = false
-		}
-	}
-	for _, c := range inner[j:] {
+	for _, c := range inner {
 		if c == '\\' || c < 0x20 {
 			return nil, false
 		}
