@@ -610,7 +610,9 @@ func (s *suite) target6(ctx context.Context) section {
 			tr := ours.r.Messages.PerSecond / theirs.r.Messages.PerSecond
 			pr := theirs.r.Latency[lat].P99 / ours.r.Latency[lat].P99
 			tputRatios, p99Ratios = append(tputRatios, tr), append(p99Ratios, pr)
-			ok := tr >= needT && pr >= needP && clean(ours.r) && theirs.r.Errors.Total == 0
+			// offline-directline's own errors do not void a run: its rate and p99 count only what
+			// arrived, which can only favour it.
+			ok := tr >= needT && pr >= needP && clean(ours.r)
 			caseMet = caseMet && ok
 			if ok {
 				runsMet++
@@ -625,11 +627,11 @@ func (s *suite) target6(ctx context.Context) section {
 		if c.bot {
 			need = "≥ 2× throughput, ≤ 1/5 p99"
 		}
-		verdicts = append(verdicts, fmt.Sprintf("%d conversations %s: median ratios %.1f× throughput, %.1f× lower p99 (target %s in every run, with no errors on either side): %s, met in %d of %d runs",
+		verdicts = append(verdicts, fmt.Sprintf("%d conversations %s: median ratios %.1f× throughput, %.1f× lower p99 (target %s in every run, ours without errors and with verification clean): %s, met in %d of %d runs",
 			c.conversations, map[bool]string{false: "without a bot", true: "with the echo bot"}[c.bot], median(tputRatios), median(p99Ratios), need, metText(caseMet), runsMet, s.cfg.runs))
 	}
 	sec.body = table([]string{"conversations, bot", "run", "server", "messages/s", "p99 ms (echo without a bot, reply with)", "errors", "verification", "CPU µs per message: server · bot · dlbench", "throughput ours/theirs", "p99 theirs/ours", "met"}, rows) +
-		"\n" + "offline-directline's activities carry neither `webchat:sequence-id` nor `timestamp`, so dlbench's verification reports `sort_key` problems for it by construction; its figures still count only echoes and replies that arrived. " +
+		"\n" + "offline-directline's activities carry neither `webchat:sequence-id` nor `timestamp`, so dlbench's verification reports `sort_key` problems for it by construction; its figures still count only echoes and replies that arrived, and its errors do not void a run (a message it lost counts in neither its rate nor its p99, which can only favour it). " +
 		"Each server runs with a bot of its own (the echo bot, or for offline-directline without a bot the null bot), started fresh and warmed by an unmeasured run of the same load with about 2,000 messages in all, so that neither side meets a bot whose JIT another server has warmed. " +
 		"CPU per message is each process's user + system time over the measured run (`/proc/<pid>/stat`, all threads) divided by the messages sent; the bot column is the null bot for offline-directline without a bot and empty for ours without one.\n\n" +
 		"- " + strings.Join(verdicts, "\n- ") + "\n"
