@@ -34,6 +34,21 @@ func TestContract(t *testing.T) {
 	storetest.Run(t, storetest.Factory{Open: openForSuite})
 }
 
+// openConversation opens a store in a fresh folder with opts and creates conversation id in it;
+// the store is closed when the test ends.
+func openConversation(t *testing.T, opts Options, id string) *Store {
+	t.Helper()
+	s, err := Open(filepath.Join(t.TempDir(), "test.db"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, _, err := s.CreateConversation(context.Background(), store.Conversation{ID: id}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func message(text, clientActivityID string) *activity.Activity {
 	a := &activity.Activity{Type: activity.TypeMessage, Text: text}
 	if clientActivityID != "" {
@@ -46,15 +61,8 @@ func message(text, clientActivityID string) *activity.Activity {
 // returns; skipped ephemeral entries are judged by their header alone (store.go: "Cost is a
 // cursor seek plus the entries read").
 func TestReadAfterCostIsLimit(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "long.db"), Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openConversation(t, Options{NoSync: true}, "long")
 	ctx := context.Background()
-	if _, _, err := s.CreateConversation(ctx, store.Conversation{ID: "long"}); err != nil {
-		t.Fatal(err)
-	}
 	// Odd seqs are messages, even seqs typing.
 	for i := range 1000 {
 		a := message(fmt.Sprintf("m%d", i), "")
@@ -249,15 +257,8 @@ func TestOpenLockedFileSaysSo(t *testing.T) {
 // their entries move to the index, and a long one does not make the conversation's head (which
 // every append rewrites) long.
 func TestLongClientActivityIDs(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "cids.db"), Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openConversation(t, Options{NoSync: true}, "c")
 	ctx := context.Background()
-	if _, _, err := s.CreateConversation(ctx, store.Conversation{ID: "c"}); err != nil {
-		t.Fatal(err)
-	}
 	cids := []string{"short", strings.Repeat("m", maxHeadClientID), strings.Repeat("l", maxHeadClientID+1), strings.Repeat("x", 5000)}
 	for _, cid := range cids {
 		if _, err := s.Append(ctx, "c", message(cid[:1], cid)); err != nil {
@@ -373,22 +374,15 @@ func TestAppendEntryJSON(t *testing.T) {
 // chunk, which rewrites the head's recent entries from the start, so a cache kept after it would
 // lose the first clientActivityID and the position of seq 1.
 func TestFailedBatchDropsCachedHeads(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "heads.db"), Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openConversation(t, Options{NoSync: true}, "c")
 	ctx := context.Background()
-	if _, _, err := s.CreateConversation(ctx, store.Conversation{ID: "c"}); err != nil {
-		t.Fatal(err)
-	}
 	for i := 1; i < indexChunk; i++ {
 		if _, err := s.Append(ctx, "c", message(fmt.Sprint("text-", i), fmt.Sprint("cid-", i))); err != nil {
 			t.Fatal(err)
 		}
 	}
 	injected := errors.New("injected storage failure")
-	err = s.submit(ctx, func(b *batch) error {
+	err := s.submit(ctx, func(b *batch) error {
 		c, err := b.conv("c")
 		if err != nil {
 			return err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -44,15 +43,8 @@ func (r *commitRecorder) totals() (commits, requests, entries int) {
 // count as writes without entries.
 func TestObserverCountsWritesAndEntries(t *testing.T) {
 	rec := &commitRecorder{}
-	s, err := Open(filepath.Join(t.TempDir(), "observed.db"), Options{Observer: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openConversation(t, Options{Observer: rec}, "c")
 	ctx := context.Background()
-	if _, _, err := s.CreateConversation(ctx, store.Conversation{ID: "c"}); err != nil {
-		t.Fatal(err)
-	}
 	if _, _, entries := rec.totals(); entries != 0 {
 		t.Fatalf("creating a conversation appended %d entries, want 0", entries)
 	}
