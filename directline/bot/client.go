@@ -312,11 +312,10 @@ func (c *Client) post(ctx context.Context, endpoint string, body []byte) (Result
 	if errors.Is(err, errUnread) {
 		resp, err = c.send(ctx, endpoint, body, header)
 	}
+	if errors.Is(err, ErrBadEndpoint) {
+		return Result{}, "unreachable", err
+	}
 	if err != nil {
-		var bad badEndpointError
-		if errors.As(err, &bad) {
-			return Result{}, "unreachable", fmt.Errorf("%w: %w", ErrBadEndpoint, bad.err)
-		}
 		return c.transportError(ctx, err)
 	}
 	defer resp.Body.Close()
@@ -348,13 +347,8 @@ func (c *Client) post(ctx context.Context, endpoint string, body []byte) (Result
 // acted on any other (field case R07).
 var errUnread = errors.New("bot: kept-alive connection reset before the request was read")
 
-// badEndpointError is a request that could not be built for the endpoint.
-type badEndpointError struct{ err error }
-
-func (e badEndpointError) Error() string { return e.err.Error() }
-
-// send POSTs body to endpoint once. Errors: badEndpointError, errUnread (wrapping the
-// connection's error), or the HTTP client's.
+// send POSTs body to endpoint once. Errors: ErrBadEndpoint when no request can be built for
+// endpoint, errUnread (wrapping the connection's error), or the HTTP client's.
 func (c *Client) send(ctx context.Context, endpoint string, body []byte, header http.Header) (*http.Response, error) {
 	var reused, answered bool
 	trace := &httptrace.ClientTrace{
@@ -363,7 +357,7 @@ func (c *Client) send(ctx context.Context, endpoint string, body []byte, header 
 	}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, endpoint, bytes.NewReader(body))
 	if err != nil {
-		return nil, badEndpointError{err}
+		return nil, fmt.Errorf("%w: %w", ErrBadEndpoint, err)
 	}
 	for k, v := range header {
 		req.Header[k] = v
