@@ -59,11 +59,13 @@ func TestResumeFromWatermarkR08(t *testing.T) {
 // Invariant 7: two sockets on one conversation (two tabs) both stay open and see the same
 // activities in the same order, while writes run concurrently.
 func TestTwoSocketsSameOrderInvariant7(t *testing.T) {
-	e := newEnv(t, Options{}, false)
+	const n = 300
+	// The writer appends as fast as it can; a queue for all of it keeps a busy machine's slow
+	// reader from being dropped as a slow consumer, which is not what this test is about.
+	e := newEnv(t, Options{QueueSize: n + 2}, false)
 	e.log.append("c", message("welcome"), false)
 	a := e.dial(q("c"), 1)
 	b := e.dial(q("c", "watermark", ""), 2)
-	const n = 300
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -89,8 +91,9 @@ func TestTwoSocketsSameOrderInvariant7(t *testing.T) {
 // Invariant 7: a socket dropped mid-stream and resumed with its last watermark receives exactly
 // the missing replayable entries (no duplicate, no gap) while writes continue.
 func TestResumeMidStreamNoGapNoDuplicateInvariant7(t *testing.T) {
-	e := newEnv(t, Options{}, false)
 	const n = 400
+	// As above: the queue holds the whole burst, so only the test drops the socket.
+	e := newEnv(t, Options{QueueSize: n + 2}, false)
 	isTyping := func(seq uint64) bool { return seq%5 == 0 }
 	ws := e.dial(q("c"), 1)
 	done := make(chan struct{})
