@@ -146,9 +146,5 @@ func (s *Server) getAttachmentView(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	h := c.Response().Header()
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
-	h.Set(echo.HeaderContentDisposition, mime.FormatMediaType("attachment", map[string]string{"filename": att.Name}))
-	return c.Blob(http.StatusOK, att.ContentType, att.Data)
+	return serveFile(c, att)
 }

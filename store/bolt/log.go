@@ -34,30 +34,18 @@ func (s *Store) AppendIf(ctx context.Context, conversationID string, a *activity
 	if a == nil {
 		return store.AppendResult{}, errors.New("store/bolt: nil activity")
 	}
-	in := a.Clone()
-	cid := []byte(in.ClientActivityID())
+	cid := []byte(a.ClientActivityID())
 	if len(cid)+len(convKey(conversationID)) > bolt.MaxKeySize {
 		return store.AppendResult{}, fmt.Errorf("store/bolt: clientActivityID and conversation id longer than %d bytes together", bolt.MaxKeySize)
 	}
 	if len(cid) == 0 {
 		cid = nil
 	}
-	// Encoding and copying happen here, on the caller's goroutine, to keep the writer's share of
-	// each append small: the record is the encoding without the stamp, and the writer splices
-	// the stamp into it for the entry's JSON, which the commit hook and the caller share.
-	u, err := activity.EncodeUnstamped(in)
+	d, err := s.newDraft(a, header{kind: store.KindActivity})
 	if err != nil {
 		return store.AppendResult{}, err
 	}
-	body := u.JSON
-	h := header{kind: store.KindActivity}
-	if in.IsTyping() {
-		h.flags |= flagEphemeral
-	}
-	var hooked *activity.Activity
-	if s.onCommit != nil {
-		hooked = in.Clone()
-	}
+	h := &d.h
 	var (
 		seq     uint64
 		dup     *store.Entry
@@ -97,16 +85,16 @@ func (s *Store) AppendIf(ctx context.Context, conversationID string, a *activity
 			}
 		}
 		h.tsMs = max(s.nowMs(), c.head.tsMs+1)
-		if seq, err = b.add(c, encodeRecord(h, body), cid); err != nil {
+		if seq, err = b.add(c, encodeRecord(*h, d.u.JSON), cid); err != nil {
 			return fatal(err)
 		}
 		c.head.tsMs = h.tsMs
 		b.appended++
-		if hooked != nil {
+		if d.hooked != nil {
 			id, ts = activity.FormatID(conversationID, seq), formatTimestamp(h.tsMs)
-			encoded = u.AppendStamped(make([]byte, 0, len(body)+len(id)+len(ts)+stampRoom), id, seq, ts)
-			hooked.Stamp(id, seq, ts)
-			b.emit(c, store.Entry{Seq: seq, Kind: store.KindActivity, Activity: hooked, Ephemeral: h.ephemeral(), JSON: encoded})
+			encoded = d.stamped(id, seq, ts)
+			d.hooked.Stamp(id, seq, ts)
+			b.emit(c, store.Entry{Seq: seq, Kind: store.KindActivity, Activity: d.hooked, Ephemeral: h.ephemeral(), JSON: encoded})
 		}
 		return nil
 	})
@@ -118,10 +106,41 @@ func (s *Store) AppendIf(ctx context.Context, conversationID string, a *activity
 	}
 	if encoded == nil {
 		id, ts = activity.FormatID(conversationID, seq), formatTimestamp(h.tsMs)
-		encoded = u.AppendStamped(make([]byte, 0, len(body)+len(id)+len(ts)+stampRoom), id, seq, ts)
+		encoded = d.stamped(id, seq, ts)
 	}
-	in.Stamp(id, seq, ts)
-	return store.AppendResult{Entry: store.Entry{Seq: seq, Kind: store.KindActivity, Activity: in, Ephemeral: h.ephemeral(), JSON: encoded}}, nil
+	d.in.Stamp(id, seq, ts)
+	return store.AppendResult{Entry: store.Entry{Seq: seq, Kind: store.KindActivity, Activity: d.in, Ephemeral: h.ephemeral(), JSON: encoded}}, nil
+}
+
+// draft is an activity prepared on the caller's goroutine, to keep the writer's share of each
+// write small: a private copy, its encoding without the stamp (the record; the writer splices the
+// stamp into it for the entry's JSON, which the commit hook and the caller share), the record's
+// header, and the copy the commit hook gets (nil without a hook).
+type draft struct {
+	in, hooked *activity.Activity
+	u          activity.Unstamped
+	h          header
+}
+
+// newDraft prepares a; h gets the ephemeral flag when a is a typing activity.
+func (s *Store) newDraft(a *activity.Activity, h header) (*draft, error) {
+	d := &draft{in: a.Clone(), h: h}
+	var err error
+	if d.u, err = activity.EncodeUnstamped(d.in); err != nil {
+		return nil, err
+	}
+	if d.in.IsTyping() {
+		d.h.flags |= flagEphemeral
+	}
+	if s.onCommit != nil {
+		d.hooked = d.in.Clone()
+	}
+	return d, nil
+}
+
+// stamped is the entry's JSON: the record with id, seq and ts spliced in.
+func (d *draft) stamped(id string, seq uint64, ts string) []byte {
+	return d.u.AppendStamped(make([]byte, 0, len(d.u.JSON)+len(id)+len(ts)+stampRoom), id, seq, ts)
 }
 
 // originalSeq maps an activity id of the conversation to the seq of its original record.
@@ -169,21 +188,11 @@ func (s *Store) Update(ctx context.Context, conversationID, activityID string, r
 		}
 		return store.Entry{}, err
 	}
-	in := revised.Clone()
-	// As in AppendIf: one encoding without the stamp, which the writer splices in.
-	u, err := activity.EncodeUnstamped(in)
+	d, err := s.newDraft(revised, header{kind: store.KindRevision, ref: oseq})
 	if err != nil {
 		return store.Entry{}, err
 	}
-	body := u.JSON
-	h := header{kind: store.KindRevision, ref: oseq}
-	if in.IsTyping() {
-		h.flags |= flagEphemeral
-	}
-	var hooked *activity.Activity
-	if s.onCommit != nil {
-		hooked = in.Clone()
-	}
+	h := &d.h
 	var (
 		seq     uint64
 		encoded []byte
@@ -199,7 +208,7 @@ func (s *Store) Update(ctx context.Context, conversationID, activityID string, r
 			return err
 		}
 		h.tsMs = oh.tsMs
-		if seq, err = b.add(c, encodeRecord(h, body), nil); err != nil {
+		if seq, err = b.add(c, encodeRecord(*h, d.u.JSON), nil); err != nil {
 			return fatal(err)
 		}
 		oh.ref = seq
@@ -207,11 +216,11 @@ func (s *Store) Update(ctx context.Context, conversationID, activityID string, r
 			return fatal(err)
 		}
 		b.appended++
-		if hooked != nil {
+		if d.hooked != nil {
 			ts := formatTimestamp(h.tsMs)
-			encoded = u.AppendStamped(make([]byte, 0, len(body)+len(id)+len(ts)+stampRoom), id, oseq, ts)
-			hooked.Stamp(id, oseq, ts)
-			b.emit(c, store.Entry{Seq: seq, Kind: store.KindRevision, Activity: hooked, Ephemeral: h.ephemeral(), JSON: encoded})
+			encoded = d.stamped(id, oseq, ts)
+			d.hooked.Stamp(id, oseq, ts)
+			b.emit(c, store.Entry{Seq: seq, Kind: store.KindRevision, Activity: d.hooked, Ephemeral: h.ephemeral(), JSON: encoded})
 		}
 		return nil
 	})
@@ -220,10 +229,10 @@ func (s *Store) Update(ctx context.Context, conversationID, activityID string, r
 	}
 	ts := formatTimestamp(h.tsMs)
 	if encoded == nil {
-		encoded = u.AppendStamped(make([]byte, 0, len(body)+len(id)+len(ts)+stampRoom), id, oseq, ts)
+		encoded = d.stamped(id, oseq, ts)
 	}
-	in.Stamp(id, oseq, ts)
-	return store.Entry{Seq: seq, Kind: store.KindRevision, Activity: in, Ephemeral: h.ephemeral(), JSON: encoded}, nil
+	d.in.Stamp(id, oseq, ts)
+	return store.Entry{Seq: seq, Kind: store.KindRevision, Activity: d.in, Ephemeral: h.ephemeral(), JSON: encoded}, nil
 }
 
 // Delete marks the activity deleted: ReadAfter and Activity no longer return it, ReadLog still
