@@ -1,0 +1,336 @@
+// Package jsonscan is a structural scanner for raw JSON: it checks brackets, quotes, ':' and ','
+// but not the inside of literals, for readers that want a few members of an object without
+// decoding the rest. Values are handed out raw, as slices of the input without surrounding
+// whitespace; encoding/json decodes what a reader keeps (escaped keys and strings).
+//
+// On input json.Valid accepts, the members and elements it hands out are the ones encoding/json
+// decodes. On other input it may succeed (an invalid literal passes), so a reader that acts on a
+// value it cannot check itself checks json.Valid first.
+package jsonscan
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"math/bits"
+	"unicode/utf8"
+)
+
+// ErrSyntax is the one error of the scanner: the input is not a well-formed object, array or
+// value where one was expected.
+var ErrSyntax = errors.New("jsonscan: malformed JSON")
+
+// isSpace is JSON's whitespace (RFC 8259, section 2); the first test settles every byte of
+// compact JSON, and one bit test the rest (TrimSpace stays small enough to inline).
+func isSpace(c byte) bool { return c <= ' ' && spaces>>c&1 != 0 }
+
+// spaces has bit c set for each whitespace byte c.
+const spaces uint64 = 1<<' ' | 1<<'\t' | 1<<'\n' | 1<<'\r'
+
+// SkipSpace returns the index of the first byte at or after d[i] that is not JSON whitespace
+// (len(d) when there is none).
+func SkipSpace(d []byte, i int) int {
+	for i < len(d) && isSpace(d[i]) {
+		i++
+	}
+	return i
+}
+
+// TrimSpace returns raw without the whitespace JSON allows around a value: space, tab, line feed
+// and carriage return (RFC 8259, section 2). bytes.TrimSpace would also remove \v, \f and Unicode
+// spaces, letting a value pass for JSON that encoding/json refuses.
+func TrimSpace(raw []byte) []byte {
+	i, j := 0, len(raw)
+	for i < j && isSpace(raw[i]) {
+		i++
+	}
+	for j > i && isSpace(raw[j-1]) {
+		j--
+	}
+	return raw[i:j]
+}
+
+// skipString returns the index after the string starting at d[i] == '"', and whether it holds
+// an escape. It looks at eight bytes at a time for a quote or a backslash: strings are most of
+// the bytes of an activity.
+func skipString(d []byte, i int) (int, bool, error) {
+	esc := false
+	for i++; i < len(d); {
+		if i+8 <= len(d) {
+			x := binary.LittleEndian.Uint64(d[i:])
+			m := zeroBytes(x^quotes) | zeroBytes(x^backslashes)
+			if m == 0 {
+				i += 8
+				continue
+			}
+			i += bits.TrailingZeros64(m) / 8
+		}
+		switch d[i] {
+		case '\\':
+			esc = true
+			i += 2
+		case '"':
+			return i + 1, esc, nil
+		default:
+			i++
+		}
+	}
+	return 0, false, ErrSyntax
+}
+
+const (
+	quotes      = 0x2222222222222222
+	backslashes = 0x5c5c5c5c5c5c5c5c
+	lowBits     = 0x0101010101010101
+	highBits    = 0x8080808080808080
+)
+
+// zeroBytes sets the high bit of the lowest zero byte of x (and possibly of higher bytes), and of
+// no byte below it.
+func zeroBytes(x uint64) uint64 { return (x - lowBits) &^ x & highBits }
+
+// SkipValue returns the index after the value starting at d[i]. Objects and arrays are skipped by
+// matching brackets outside strings; a literal runs to the next whitespace, ',', '}' or ']'.
+func SkipValue(d []byte, i int) (int, error) {
+	if i >= len(d) {
+		return 0, ErrSyntax
+	}
+	switch d[i] {
+	case '"':
+		end, _, err := skipString(d, i)
+		return end, err
+	case '{', '[':
+		depth := 0
+		for ; i < len(d); i++ {
+			switch d[i] {
+			case '"':
+				end, _, err := skipString(d, i)
+				if err != nil {
+					return 0, err
+				}
+				i = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1, nil
+				}
+			}
+		}
+		return 0, ErrSyntax
+	}
+	start := i
+	for i < len(d) && !isSpace(d[i]) && d[i] != ',' && d[i] != '}' && d[i] != ']' {
+		i++
+	}
+	if i == start {
+		return 0, ErrSyntax
+	}
+	return i, nil
+}
+
+// SkipValueStrict is SkipValue for a value read inside an object or array a reader has entered
+// with Object: a literal also ends at a quote or an opening bracket, where the bracket matching
+// of SkipValue over the enclosing value would see a string or a nested value begin. Input on
+// which the two could disagree then fails the entered read.
+func SkipValueStrict(d []byte, i int) (int, error) {
+	if i >= len(d) {
+		return 0, ErrSyntax
+	}
+	switch d[i] {
+	case '"', '{', '[':
+		return SkipValue(d, i)
+	}
+	start := i
+	for i < len(d) {
+		c := d[i]
+		if isSpace(c) || c == ',' || c == '}' || c == ']' || c == '"' || c == '{' || c == '[' {
+			break
+		}
+		i++
+	}
+	if i == start {
+		return 0, ErrSyntax
+	}
+	return i, nil
+}
+
+// Object walks an object's members in place, for readers that enter some values instead of
+// skipping them: Next hands out a key and where its value starts, and SkipTo takes the index
+// after that value.
+type Object struct {
+	d []byte
+	// i is where the next member (or the closing brace, or a separator) is expected.
+	i     int
+	begun bool
+	// escaped says the last key held an escape (it was unescaped into fresh storage).
+	escaped bool
+}
+
+// OpenObject starts an Object at the object at d[i] (after whitespace); ErrSyntax when no '{'
+// is there.
+func OpenObject(d []byte, i int) (Object, error) {
+	i = SkipSpace(d, i)
+	if i >= len(d) || d[i] != '{' {
+		return Object{}, ErrSyntax
+	}
+	return Object{d: d, i: SkipSpace(d, i+1)}, nil
+}
+
+// Next returns the next member's key and the index of its value; done is true once the closing
+// brace is read, and Pos is then the index after it. A key is unescaped as encoding/json
+// unescapes it when it holds an escape; the caller must not keep key.
+func (o *Object) Next() (key []byte, value int, done bool, err error) {
+	d, i := o.d, o.i
+	if i >= len(d) {
+		return nil, 0, false, ErrSyntax
+	}
+	if d[i] == '}' {
+		o.i = i + 1
+		return nil, 0, true, nil
+	}
+	if o.begun {
+		if d[i] != ',' {
+			return nil, 0, false, ErrSyntax
+		}
+		i = SkipSpace(d, i+1)
+	}
+	if i >= len(d) || d[i] != '"' {
+		return nil, 0, false, ErrSyntax
+	}
+	end, esc, err := skipString(d, i)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	key = d[i+1 : end-1]
+	o.escaped = esc
+	if esc {
+		var s string
+		if json.Unmarshal(d[i:end], &s) != nil {
+			return nil, 0, false, ErrSyntax
+		}
+		key = []byte(s)
+	}
+	i = SkipSpace(d, end)
+	if i >= len(d) || d[i] != ':' {
+		return nil, 0, false, ErrSyntax
+	}
+	o.begun = true
+	o.i = i + 1
+	return key, SkipSpace(d, i+1), false, nil
+}
+
+// SkipTo moves past a value that ends at end.
+func (o *Object) SkipTo(end int) { o.i = SkipSpace(o.d, end) }
+
+// Pos is the index after the closing brace once Next has reported done.
+func (o *Object) Pos() int { return o.i }
+
+// Escaped reports whether the key Next returned last held an escape.
+func (o *Object) Escaped() bool { return o.escaped }
+
+// Members calls f with the key and the raw value of each member of the object d, in order; only
+// whitespace may surround the object. Keys are unescaped as encoding/json unescapes them (f must
+// not keep key); a repeated key is handed out each time.
+func Members(d []byte, f func(key, val []byte)) error {
+	o, err := OpenObject(d, 0)
+	if err != nil {
+		return err
+	}
+	for {
+		key, i, done, err := o.Next()
+		if err != nil {
+			return err
+		}
+		if done {
+			return trailing(d, o.i)
+		}
+		end, err := SkipValue(d, i)
+		if err != nil {
+			return err
+		}
+		f(key, d[i:end])
+		o.SkipTo(end)
+	}
+}
+
+// Elements calls f with the raw value of each element of the array d, in order; only whitespace
+// may surround the array.
+func Elements(d []byte, f func(val []byte)) error {
+	i := SkipSpace(d, 0)
+	if i >= len(d) || d[i] != '[' {
+		return ErrSyntax
+	}
+	i = SkipSpace(d, i+1)
+	if i < len(d) && d[i] == ']' {
+		return trailing(d, i+1)
+	}
+	for {
+		end, err := SkipValue(d, i)
+		if err != nil {
+			return err
+		}
+		f(d[i:end])
+		i = SkipSpace(d, end)
+		if i >= len(d) {
+			return ErrSyntax
+		}
+		if d[i] == ']' {
+			return trailing(d, i+1)
+		}
+		if d[i] != ',' {
+			return ErrSyntax
+		}
+		i = SkipSpace(d, i+1)
+	}
+}
+
+// trailing checks that only whitespace follows d[i].
+func trailing(d []byte, i int) error {
+	if SkipSpace(d, i) != len(d) {
+		return ErrSyntax
+	}
+	return nil
+}
+
+// PlainString returns the inside of the JSON string v when it decodes to its own bytes: no
+// escape, quote or control character, and valid UTF-8 (encoding/json, like a browser decoding the
+// bytes, reads invalid UTF-8 as replacement characters). ok is false otherwise, and for any other
+// value; v must come without surrounding whitespace.
+func PlainString(v []byte) (inner []byte, ok bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return nil, false
+	}
+	inner = v[1 : len(v)-1]
+	ascii := true
+	for _, c := range inner {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return nil, false
+		}
+		if c >= utf8.RuneSelf {
+			ascii = false
+		}
+	}
+	if !ascii && !utf8.Valid(inner) {
+		return nil, false
+	}
+	return inner, true
+}
+
+// StringValue decodes raw (whitespace around it allowed) as encoding/json decodes a JSON string
+// into a Go string; ok is false for any other value. A PlainString is read without encoding/json.
+func StringValue(raw []byte) (string, bool) {
+	t := TrimSpace(raw)
+	if inner, ok := PlainString(t); ok {
+		return string(inner), true
+	}
+	if len(t) < 2 || t[0] != '"' {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(t, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
