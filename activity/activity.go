@@ -11,6 +11,8 @@ package activity
 
 import (
 	"encoding/json"
+
+	"github.com/directline-go/directline/activity/jsonscan"
 )
 
 // Activity types the service treats specially (Bot Framework Activity schema).
@@ -90,7 +92,7 @@ func Decode(data []byte) (*Activity, error) {
 	}
 	d := fastDecoder{buf: append([]byte(nil), data...)}
 	a := new(Activity)
-	if !scanMembers(d.buf, func(key, val []byte) { d.member(a, key, val) }) || d.slow {
+	if jsonscan.Members(d.buf, func(key, val []byte) { d.member(a, key, val) }) != nil || d.slow {
 		return decodeMembers(data)
 	}
 	return a, nil

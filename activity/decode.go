@@ -3,6 +3,8 @@ package activity
 import (
 	"encoding/json"
 	"unicode/utf8"
+
+	"github.com/directline-go/directline/activity/jsonscan"
 )
 
 // fastDecoder holds Decode's single-pass state; slow is set as soon as the input needs
@@ -84,7 +86,7 @@ func isNullLiteral(val []byte) bool { return string(val) == "null" }
 func raw(val []byte) json.RawMessage { return val[:len(val):len(val)] }
 
 func (d *fastDecoder) str(dst *string, val []byte) {
-	s, ok := stringValue(val)
+	s, ok := jsonscan.StringValue(val)
 	if !ok {
 		d.slow = true
 		return
@@ -95,12 +97,12 @@ func (d *fastDecoder) str(dst *string, val []byte) {
 // object reads an object of raw values, as encoding/json fills a map[string]json.RawMessage.
 func (d *fastDecoder) object(val []byte) map[string]json.RawMessage {
 	m := map[string]json.RawMessage{}
-	if !scanMembers(val, func(key, v []byte) {
+	if jsonscan.Members(val, func(key, v []byte) {
 		if !utf8.Valid(key) {
 			d.slow = true
 		}
 		m[string(key)] = raw(v)
-	}) {
+	}) != nil {
 		d.slow = true
 	}
 	return m
@@ -109,7 +111,7 @@ func (d *fastDecoder) object(val []byte) map[string]json.RawMessage {
 // array reads an array of raw values, as encoding/json fills a []json.RawMessage.
 func (d *fastDecoder) array(val []byte) []json.RawMessage {
 	out := []json.RawMessage{}
-	if !scanElements(val, func(v []byte) { out = append(out, raw(v)) }) {
+	if jsonscan.Elements(val, func(v []byte) { out = append(out, raw(v)) }) != nil {
 		d.slow = true
 		return nil
 	}
@@ -121,7 +123,7 @@ func (d *fastDecoder) array(val []byte) []json.RawMessage {
 func (d *fastDecoder) fields(val []byte, names []string, dst []*string) map[string]json.RawMessage {
 	var extra map[string]json.RawMessage
 	var seen uint32
-	if !scanMembers(val, func(key, v []byte) {
+	if jsonscan.Members(val, func(key, v []byte) {
 		if !utf8.Valid(key) {
 			d.slow = true
 			return
@@ -144,7 +146,7 @@ func (d *fastDecoder) fields(val []byte, names []string, dst []*string) map[stri
 			d.slow = true
 		}
 		extra[string(key)] = raw(v)
-	}) {
+	}) != nil {
 		d.slow = true
 	}
 	return extra

@@ -6,7 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/directline-go/directline/activity/jsonscan"
 )
 
 // Livestream kinds, as Web Chat's getActivityLivestreamingMetadata names them.
@@ -64,14 +65,14 @@ func (a *Activity) Livestream() (Livestream, bool) {
 func (a *Activity) streamInfoEntity() map[string]json.RawMessage {
 	for _, raw := range a.Entities {
 		var typ json.RawMessage
-		if !scanMembers(raw, func(k, v []byte) {
+		if jsonscan.Members(raw, func(k, v []byte) {
 			if string(k) == "type" {
 				typ = v
 			}
-		}) {
+		}) != nil {
 			continue
 		}
-		if jsonString(typ) != "streaminfo" {
+		if s, _ := jsonscan.StringValue(typ); s != "streaminfo" {
 			continue
 		}
 		var m map[string]json.RawMessage
@@ -90,7 +91,7 @@ func (a *Activity) livestreamFrom(md map[string]json.RawMessage) (Livestream, bo
 	if a.ID == "" {
 		return Livestream{}, false
 	}
-	streamType, ok := stringValue(md["streamType"])
+	streamType, ok := jsonscan.StringValue(md["streamType"])
 	if !ok {
 		return Livestream{}, false
 	}
@@ -98,7 +99,7 @@ func (a *Activity) livestreamFrom(md map[string]json.RawMessage) (Livestream, bo
 	// Web Chat's schema is optional(undefinedable(string())): absent is fine, null is not (only
 	// top-level nulls are dropped on receipt, so a null inside channelData or an entity stays).
 	if raw, present := md["streamId"]; present {
-		s, ok := stringValue(raw)
+		s, ok := jsonscan.StringValue(raw)
 		if !ok {
 			return Livestream{}, false
 		}
@@ -214,11 +215,11 @@ var ErrMessageEntityWithoutType = &FieldError{Field: "entities", Reason: "schema
 func (a *Activity) MessageEntity() (*MessageEntity, error) {
 	for _, raw := range a.Entities {
 		var e entityMembers
-		if !scanMembers(raw, e.set) {
+		if jsonscan.Members(raw, e.set) != nil {
 			continue
 		}
-		typ, _ := stringValue(e.typ)
-		id, idOK := stringValue(e.id)
+		typ, _ := jsonscan.StringValue(e.typ)
+		id, idOK := jsonscan.StringValue(e.id)
 		if !strings.HasPrefix(typ, "https://schema.org/") || !idOK || id != "" {
 			continue
 		}
@@ -259,8 +260,8 @@ func parseMessageEntity(m *entityMembers) (*MessageEntity, error) {
 		return nil, ErrMessageEntityWithoutType
 	}
 	me := &MessageEntity{Valid: true}
-	me.Type, _ = stringValue(FirstValue(m.atType))
-	me.Abstract, _ = stringValue(FirstValue(m.abstract))
+	me.Type, _ = jsonscan.StringValue(FirstValue(m.atType))
+	me.Abstract, _ = jsonscan.StringValue(FirstValue(m.abstract))
 	fail := func(why string) {
 		if me.Valid {
 			me.Valid, me.Problem = false, why
@@ -273,19 +274,19 @@ func parseMessageEntity(m *entityMembers) (*MessageEntity, error) {
 		// As decoding into a map: null is an empty map, an object is read, anything else fails.
 		po := TrimSpace(FirstValue(raw))
 		var pidRaw, ptypeRaw json.RawMessage
-		isObject := len(po) > 0 && po[0] == '{' && scanMembers(po, func(k, v []byte) {
+		isObject := len(po) > 0 && po[0] == '{' && jsonscan.Members(po, func(k, v []byte) {
 			switch string(k) {
 			case "@id":
 				pidRaw = v
 			case "@type":
 				ptypeRaw = v
 			}
-		})
+		}) == nil
 		if !isObject && !isNull(po) {
 			fail("isPartOf is not an object")
 		} else {
-			pid, idOK := stringValue(pidRaw)
-			ptype, typeOK := stringValue(ptypeRaw)
+			pid, idOK := jsonscan.StringValue(pidRaw)
+			ptype, typeOK := jsonscan.StringValue(ptypeRaw)
 			switch {
 			case !idOK || !IsIdentifier(pid):
 				fail(`isPartOf["@id"] is not a blank node or URL`)
@@ -366,44 +367,6 @@ func FirstValue(raw json.RawMessage) json.RawMessage {
 	return arr[0]
 }
 
-// stringValue decodes raw as encoding/json decodes a JSON string into a Go string; ok is false for
-// any other value. The common case (no escapes, valid UTF-8) is read without encoding/json.
-func stringValue(raw json.RawMessage) (string, bool) {
-	t := TrimSpace(raw)
-	if len(t) < 2 || t[0] != '"' {
-		return "", false
-	}
-	inner := t[1 : len(t)-1]
-	if t[len(t)-1] == '"' && plainString(inner) {
-		return string(inner), true
-	}
-	var s string
-	if json.Unmarshal(t, &s) != nil {
-		return "", false
-	}
-	return s, true
-}
-
-// plainString reports whether s can stand between quotes in JSON as it is and decodes to itself:
-// no quote, backslash or control character, and valid UTF-8.
-func plainString(s []byte) bool {
-	ascii := true
-	for _, c := range s {
-		if c < 0x20 || c == '"' || c == '\\' {
-			return false
-		}
-		if c >= utf8.RuneSelf {
-			ascii = false
-		}
-	}
-	return ascii || utf8.Valid(s)
-}
-
-func jsonString(raw json.RawMessage) string {
-	s, _ := stringValue(raw)
-	return s
-}
-
 // numberValue returns raw as a float64 when it is a JSON number (not a numeric string) that
 // encoding/json decodes into a float64, so out-of-range numbers are not numbers here.
 func numberValue(raw json.RawMessage) (float64, bool) {
@@ -477,185 +440,12 @@ func isJSONNumber(t []byte) bool {
 	return i == len(t)
 }
 
-// scanMembers calls f with the key (decoded as encoding/json decodes it; f must not keep it) and
-// the raw value of each member of the JSON object t, in order. It checks the object's structure
-// (brackets, quotes, ':' and ',') but not the literals inside, so it is false for what is not an
-// object and may be true for invalid JSON: readers that act on a member's value check json.Valid.
-func scanMembers(t []byte, f func(key, val []byte)) bool {
-	i := skipSpace(t, 0)
-	if i >= len(t) || t[i] != '{' {
-		return false
-	}
-	i = skipSpace(t, i+1)
-	if i < len(t) && t[i] == '}' {
-		return skipSpace(t, i+1) == len(t)
-	}
-	for {
-		if i >= len(t) || t[i] != '"' {
-			return false
-		}
-		end, esc := skipString(t, i)
-		if end < 0 {
-			return false
-		}
-		key := t[i+1 : end-1]
-		if esc {
-			var s string
-			if json.Unmarshal(t[i:end], &s) != nil {
-				return false
-			}
-			key = []byte(s)
-		}
-		i = skipSpace(t, end)
-		if i >= len(t) || t[i] != ':' {
-			return false
-		}
-		i = skipSpace(t, i+1)
-		vend := skipValue(t, i)
-		if vend < 0 {
-			return false
-		}
-		f(key, t[i:vend])
-		i = skipSpace(t, vend)
-		if i >= len(t) {
-			return false
-		}
-		if t[i] == '}' {
-			return skipSpace(t, i+1) == len(t)
-		}
-		if t[i] != ',' {
-			return false
-		}
-		i = skipSpace(t, i+1)
-	}
-}
-
-// scanElements calls f with the raw value of each element of the JSON array t, in order. Like
-// scanMembers it checks the structure but not the literals inside, and it is false for what is
-// not an array.
-func scanElements(t []byte, f func(val []byte)) bool {
-	i := skipSpace(t, 0)
-	if i >= len(t) || t[i] != '[' {
-		return false
-	}
-	i = skipSpace(t, i+1)
-	if i < len(t) && t[i] == ']' {
-		return skipSpace(t, i+1) == len(t)
-	}
-	for {
-		end := skipValue(t, i)
-		if end < 0 {
-			return false
-		}
-		f(t[i:end])
-		i = skipSpace(t, end)
-		if i >= len(t) {
-			return false
-		}
-		if t[i] == ']' {
-			return skipSpace(t, i+1) == len(t)
-		}
-		if t[i] != ',' {
-			return false
-		}
-		i = skipSpace(t, i+1)
-	}
-}
-
 // TrimSpace returns raw without the whitespace JSON allows around a value: space, tab, line feed
-// and carriage return (RFC 8259, section 2). bytes.TrimSpace would also remove \v, \f and Unicode
-// spaces, letting a value pass for JSON that encoding/json refuses.
-func TrimSpace(raw []byte) []byte {
-	i, j := 0, len(raw)
-	for i < j && isSpace(raw[i]) {
-		i++
-	}
-	for j > i && isSpace(raw[j-1]) {
-		j--
-	}
-	return raw[i:j]
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-func skipSpace(t []byte, i int) int {
-	for i < len(t) && isSpace(t[i]) {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index after the string that starts at t[i] == '"' (-1 when it is not
-// terminated) and whether it holds an escape.
-func skipString(t []byte, i int) (int, bool) {
-	esc := false
-	for i++; i < len(t); i++ {
-		switch t[i] {
-		case '\\':
-			esc = true
-			i++
-		case '"':
-			return i + 1, esc
-		}
-	}
-	return -1, false
-}
-
-// skipValue returns the index after the value that starts at t[i], or -1.
-func skipValue(t []byte, i int) int {
-	if i >= len(t) {
-		return -1
-	}
-	switch t[i] {
-	case '"':
-		end, _ := skipString(t, i)
-		return end
-	case '{', '[':
-		depth := 0
-		for ; i < len(t); i++ {
-			switch t[i] {
-			case '"':
-				end, _ := skipString(t, i)
-				if end < 0 {
-					return -1
-				}
-				i = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return -1
-	}
-	start := i
-	for i < len(t) && t[i] != ' ' && t[i] != '\t' && t[i] != '\n' && t[i] != '\r' && t[i] != ',' && t[i] != '}' && t[i] != ']' {
-		i++
-	}
-	if i == start {
-		return -1
-	}
-	return i
-}
-
-// ScanMembers calls f with each member of the JSON object t, in order: the key (unescaped as
-// encoding/json unescapes it when it holds an escape; f must not keep it) and the raw value,
-// without surrounding spaces. It checks the object's structure (brackets, quotes, ':' and ',')
-// but not the literals inside: it is false for what is not an object, and on input json.Valid
-// accepts it hands out the members encoding/json decodes. It lets other packages read a few
-// members without decoding the rest.
-func ScanMembers(t []byte, f func(key, val []byte)) bool { return scanMembers(t, f) }
-
-// ScanElements calls f with the raw value of each element of the JSON array t, in order, without
-// surrounding spaces. Like ScanMembers it checks the structure but not the literals inside: it is
-// false for what is not an array, and on input json.Valid accepts it hands out the elements
-// encoding/json decodes.
-func ScanElements(t []byte, f func(val []byte)) bool { return scanElements(t, f) }
+// and carriage return (RFC 8259, section 2), as jsonscan.TrimSpace does. bytes.TrimSpace would
+// also remove \v, \f and Unicode spaces, letting a value pass for JSON that encoding/json refuses.
+func TrimSpace(raw []byte) []byte { return jsonscan.TrimSpace(raw) }
 
 // StringValue decodes raw (spaces around it allowed) as encoding/json decodes a JSON string into
-// a Go string; ok is false for any other value. Strings without escapes are read without
-// encoding/json.
-func StringValue(raw json.RawMessage) (string, bool) { return stringValue(raw) }
+// a Go string; ok is false for any other value. It is jsonscan.StringValue: strings without
+// escapes are read without encoding/json.
+func StringValue(raw json.RawMessage) (string, bool) { return jsonscan.StringValue(raw) }

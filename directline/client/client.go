@@ -35,6 +35,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/directline-go/directline/activity"
+	"github.com/directline-go/directline/activity/jsonscan"
 )
 
 // Defaults for Options fields left zero.
@@ -269,12 +270,12 @@ func (r *postAnswer) decode(data []byte) error {
 	}
 	var id []byte
 	repeated := false
-	if !activity.ScanMembers(t, func(key, val []byte) {
+	if jsonscan.Members(t, func(key, val []byte) {
 		if bytes.EqualFold(key, []byte("id")) {
 			repeated = repeated || id != nil
 			id = val
 		}
-	}) || repeated {
+	}) != nil || repeated {
 		// encoding/json decodes every duplicate in turn, and one of the wrong type fails.
 		return json.Unmarshal(data, r)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/directline-go/directline/activity"
+	"github.com/directline-go/directline/activity/jsonscan"
 )
 
 // decode reads an ActivitySet (a stream frame or a GET answer) after one validity check and one
@@ -29,7 +30,7 @@ func (s *ActivitySet) decode(data []byte, sparse bool) error {
 	}
 	var activities, watermark []byte
 	repeated := false
-	if !activity.ScanMembers(t, func(key, val []byte) {
+	if jsonscan.Members(t, func(key, val []byte) {
 		// encoding/json matches member names to struct fields ignoring case (bytes.EqualFold);
 		// a later duplicate wins.
 		switch {
@@ -39,7 +40,7 @@ func (s *ActivitySet) decode(data []byte, sparse bool) error {
 		case bytes.EqualFold(key, []byte("watermark")):
 			watermark = val
 		}
-	}) {
+	}) != nil {
 		return errors.New("json: an ActivitySet must be a JSON object")
 	}
 	if repeated {
@@ -60,7 +61,7 @@ func (s *ActivitySet) decode(data []byte, sparse bool) error {
 		s.Activities = make([]*activity.Activity, 0, 1)
 		s.digests = make([]uint64, 0, 1)
 		var err error
-		activity.ScanElements(activities, func(r []byte) {
+		jsonscan.Elements(activities, func(r []byte) {
 			if err != nil {
 				return
 			}
@@ -113,7 +114,7 @@ func decodeWatermark(w []byte) (string, error) {
 // *activity.FieldError.
 func decodeSparse(raw []byte) (*activity.Activity, error) {
 	var typ, id, timestamp, replyTo, from, channelData []byte
-	if !activity.ScanMembers(raw, func(key, val []byte) {
+	if jsonscan.Members(raw, func(key, val []byte) {
 		switch string(key) {
 		case "type":
 			typ = val
@@ -128,7 +129,7 @@ func decodeSparse(raw []byte) (*activity.Activity, error) {
 		case "channelData":
 			channelData = val
 		}
-	}) {
+	}) != nil {
 		return nil, &activity.FieldError{Field: "activity", Reason: "must be a JSON object"}
 	}
 	a := new(activity.Activity)
@@ -143,7 +144,7 @@ func decodeSparse(raw []byte) (*activity.Activity, error) {
 	}
 	if from != nil && string(from) != "null" {
 		var id, name, role []byte
-		if !activity.ScanMembers(from, func(key, val []byte) {
+		if jsonscan.Members(from, func(key, val []byte) {
 			switch string(key) {
 			case "id":
 				id = val
@@ -152,7 +153,7 @@ func decodeSparse(raw []byte) (*activity.Activity, error) {
 			case "role":
 				role = val
 			}
-		}) {
+		}) != nil {
 			return nil, &activity.FieldError{Field: "from", Reason: "must be a JSON object"}
 		}
 		a.From = new(activity.ChannelAccount)
@@ -168,12 +169,12 @@ func decodeSparse(raw []byte) (*activity.Activity, error) {
 	}
 	if channelData != nil && string(channelData) != "null" {
 		cd := make(map[string]json.RawMessage, 2)
-		if !activity.ScanMembers(channelData, func(key, val []byte) {
+		if jsonscan.Members(channelData, func(key, val []byte) {
 			// Copied: the frame's buffer is read into again.
 			if k := string(key); k == activity.KeySequenceID || k == activity.KeyClientActivityID {
 				cd[k] = bytes.Clone(val)
 			}
-		}) {
+		}) != nil {
 			return nil, &activity.FieldError{Field: "channelData", Reason: "has the wrong type: expected an object"}
 		}
 		a.ChannelData = cd

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/directline-go/directline/activity"
+	"github.com/directline-go/directline/activity/jsonscan"
 )
 
 // act is the part of one activity revision the rules read. It is read from the raw JSON, not from
@@ -252,7 +253,7 @@ func members(raw json.RawMessage) (map[string]json.RawMessage, bool) {
 		return nil, false
 	}
 	m := map[string]json.RawMessage{}
-	activity.ScanMembers(t, func(k, v []byte) {
+	jsonscan.Members(t, func(k, v []byte) {
 		key := string(k)
 		if !utf8.Valid(k) {
 			_ = json.Unmarshal(append(append([]byte{'"'}, k...), '"'), &key)
