@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/directline-go/directline/activity"
+	"github.com/directline-go/directline/activity/jsonscan"
 )
 
 // decodeRecordByMembers is the member-by-member decoder the single-pass one replaced: each member
@@ -33,7 +34,7 @@ func decodeRecordByMembers(raw json.RawMessage, userID string, mem *decodeArenas
 	var fromID, text []byte
 	var fromRole string
 	hasFrom := false
-	err := eachMember(t, func(key []byte, v []byte) {
+	err := jsonscan.Members(t, func(key []byte, v []byte) {
 		if len(v) == 4 && string(v) == "null" { // the scanner hands out values without spaces
 			return
 		}
@@ -45,9 +46,9 @@ func decodeRecordByMembers(raw json.RawMessage, userID string, mem *decodeArenas
 		case "text":
 			text = v
 			r.textKind = textOther
-			if inner, ok := plainInner(v); ok {
+			if inner, ok := jsonscan.PlainString(v); ok {
 				r.textKind, r.hasText = textString, len(inner) > 0
-			} else if s, ok := stringOf(v); ok {
+			} else if s, ok := jsonscan.StringValue(v); ok {
 				r.textKind, r.hasText = textString, s != ""
 			}
 		case "timestamp":
@@ -60,7 +61,7 @@ func decodeRecordByMembers(raw json.RawMessage, userID string, mem *decodeArenas
 		case "replyToId":
 			r.replyRef, _ = r.strOf(v, strReplyTo)
 		case "from":
-			hasFrom = eachMember(v, func(k []byte, fv []byte) {
+			hasFrom = jsonscan.Members(v, func(k []byte, fv []byte) {
 				switch string(k) {
 				case "id":
 					fromID = fv
@@ -69,7 +70,7 @@ func decodeRecordByMembers(raw json.RawMessage, userID string, mem *decodeArenas
 				}
 			}) == nil
 		case "channelData":
-			if eachMember(v, func(k []byte, cv []byte) {
+			if jsonscan.Members(v, func(k []byte, cv []byte) {
 				switch string(k) {
 				case "webchat:sequence-id":
 					cd.seqID = cv
@@ -95,7 +96,7 @@ func decodeRecordByMembers(raw json.RawMessage, userID string, mem *decodeArenas
 			}
 		case "entities":
 			r.entStart, r.entEnd = int32(base-cap(v)), int32(base-cap(v)+len(v))
-			if e := eachElement(v, func(ev []byte) {
+			if e := jsonscan.Elements(v, func(ev []byte) {
 				a.Entities = append(a.Entities, ev)
 				esc := bytes.IndexByte(ev, '\\') >= 0
 				r.mayStreamInfo = r.mayStreamInfo || esc || bytes.Contains(ev, []byte("streaminfo"))
@@ -106,7 +107,7 @@ func decodeRecordByMembers(raw json.RawMessage, userID string, mem *decodeArenas
 			}
 		case "attachments":
 			n := 0
-			r.hasAttachments = eachElement(v, func([]byte) { n++ }) == nil && n > 0
+			r.hasAttachments = jsonscan.Elements(v, func([]byte) { n++ }) == nil && n > 0
 		}
 	})
 	if err != nil {
@@ -143,14 +144,14 @@ func decodeRecordByMembers(raw json.RawMessage, userID string, mem *decodeArenas
 	}
 	if cd.streamType || r.mayStreamInfo {
 		// Only livestream candidates need text and channelData as a map.
-		a.Text, _ = stringOf(text)
+		a.Text, _ = jsonscan.StringValue(text)
 		if cd.streamType {
 			if mem.cdMap == nil {
 				mem.cdMap = map[string]json.RawMessage{}
 			}
 			clear(mem.cdMap)
 			a.ChannelData = mem.cdMap
-			if err := eachMember(cd.raw, func(k []byte, cv []byte) { a.ChannelData[string(k)] = cv }); err != nil {
+			if err := jsonscan.Members(cd.raw, func(k []byte, cv []byte) { a.ChannelData[string(k)] = cv }); err != nil {
 				return nil, err
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/directline-go/directline/activity"
+	"github.com/directline-go/directline/activity/jsonscan"
 )
 
 // decodeView is what the reducers and the renderer read from a decoded activity.
@@ -170,12 +171,12 @@ func referenceView(raw []byte, userID string) (decodeView, bool) {
 func hasDuplicateMembers(raw []byte) bool {
 	dup := false
 	seen := map[string]bool{}
-	_ = eachMember(raw, func(k, v []byte) {
+	_ = jsonscan.Members(raw, func(k, v []byte) {
 		dup = dup || seen[string(k)]
 		seen[string(k)] = true
 		if string(k) == "from" || string(k) == "channelData" {
 			inner := map[string]bool{}
-			_ = eachMember(v, func(k, _ []byte) {
+			_ = jsonscan.Members(v, func(k, _ []byte) {
 				dup = dup || inner[string(k)]
 				inner[string(k)] = true
 			})

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/directline-go/directline/activity"
+	"github.com/directline-go/directline/activity/jsonscan"
 )
 
 // Gen-a and gen-b: the single-list algorithm of createActivitiesReducer.ts, in
@@ -144,7 +145,7 @@ func (g *genAB) prepare(r *record) {
 		if f, ok := jsonNumber(cd.entityPosition); ok {
 			r.ab.pos, r.ab.hasPos = f, true
 		}
-		if s, ok := jsonString(cd.entityPartOf); ok {
+		if s, ok := jsonscan.StringValue(cd.entityPartOf); ok {
 			r.ab.partOf, r.ab.hasPartOf = s, true
 		}
 		pos, partOf, hasPos, hasPartOf, throws := genBMessageEntity(r.act)
@@ -373,7 +374,7 @@ func strictKey(raw json.RawMessage) string {
 	case '{', '[':
 		return ""
 	case '"':
-		s, _ := jsonString(t)
+		s, _ := jsonscan.StringValue(t)
 		return "s" + s
 	case 't', 'f', 'n':
 		return "l" + string(t)

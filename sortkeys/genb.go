@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/directline-go/directline/activity"
+	"github.com/directline-go/directline/activity/jsonscan"
 )
 
 // bLivestream is getActivityLivestreamingMetadata as published in
@@ -41,12 +42,12 @@ func genBLivestream(r *record) (bLivestream, bool) {
 			continue
 		}
 		check := func(md map[string]json.RawMessage) (bLivestream, bool) {
-			if st, ok := jsonString(md["streamType"]); !ok || st != sh.streamType {
+			if st, ok := jsonscan.StringValue(md["streamType"]); !ok || st != sh.streamType {
 				return bLivestream{}, false
 			}
 			sid := ""
 			if raw, present := md["streamId"]; present {
-				s, ok := jsonString(raw)
+				s, ok := jsonscan.StringValue(raw)
 				if !ok || (sh.final && s == "") {
 					return bLivestream{}, false
 				}
@@ -75,7 +76,7 @@ func genBLivestream(r *record) (bLivestream, bool) {
 			if json.Unmarshal(raw, &m) != nil {
 				continue
 			}
-			if t, _ := jsonString(m["type"]); t != "streaminfo" {
+			if t, _ := jsonscan.StringValue(m["type"]); t != "streaminfo" {
 				continue
 			}
 			if ls, ok := check(m); ok {
@@ -106,7 +107,7 @@ func genBMessageEntity(a *activity.Activity) (pos float64, partOf string, hasPos
 			continue
 		}
 		typRaw, present := m["type"]
-		typ, isString := jsonString(typRaw)
+		typ, isString := jsonscan.StringValue(typRaw)
 		if present && !isString && !isJSONNull(typRaw) {
 			return 0, "", false, false, true // type.startsWith is not a function
 		}
@@ -116,7 +117,7 @@ func genBMessageEntity(a *activity.Activity) (pos float64, partOf string, hasPos
 		if !validThing(m) {
 			return 0, "", false, false, true
 		}
-		if id, ok := jsonString(m["@id"]); !ok || id != "" {
+		if id, ok := jsonscan.StringValue(m["@id"]); !ok || id != "" {
 			continue
 		}
 		if f, ok := jsonNumber(activity.FirstValue(m["position"])); ok {
@@ -124,7 +125,7 @@ func genBMessageEntity(a *activity.Activity) (pos float64, partOf string, hasPos
 		}
 		var po map[string]json.RawMessage
 		if json.Unmarshal(activity.FirstValue(m["isPartOf"]), &po) == nil && validThing(po) {
-			if s, ok := jsonString(po["@id"]); ok {
+			if s, ok := jsonscan.StringValue(po["@id"]); ok {
 				partOf, hasPartOf = s, true
 			}
 		}
@@ -136,16 +137,16 @@ func genBMessageEntity(a *activity.Activity) (pos float64, partOf string, hasPos
 // validThing checks the members a schema.org Thing requires: a string @type, an optional
 // "https://schema.org" @context and an optional string @id.
 func validThing(m map[string]json.RawMessage) bool {
-	if _, ok := jsonString(m["@type"]); !ok {
+	if _, ok := jsonscan.StringValue(m["@type"]); !ok {
 		return false
 	}
 	if raw, ok := m["@context"]; ok {
-		if s, ok := jsonString(raw); !ok || s != "https://schema.org" {
+		if s, ok := jsonscan.StringValue(raw); !ok || s != "https://schema.org" {
 			return false
 		}
 	}
 	if raw, ok := m["@id"]; ok {
-		if _, ok := jsonString(raw); !ok {
+		if _, ok := jsonscan.StringValue(raw); !ok {
 			return false
 		}
 	}

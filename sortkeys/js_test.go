@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/directline-go/directline/activity/jsonscan"
 )
 
 // TestParseDate compares with Date.parse in Node 22 (V8); "nan" is NaN.
@@ -193,7 +195,7 @@ func TestApplyRejectsUnusableInput(t *testing.T) {
 	}{
 		{"array activity", Event{Op: OpIncoming, Activity: json.RawMessage(`[1]`)}, ErrNotObject},
 		{"no activity", Event{Op: OpPost}, ErrNotObject},
-		{"truncated object", Event{Op: OpIncoming, Activity: json.RawMessage(`{"id":"a"`)}, errSyntax},
+		{"truncated object", Event{Op: OpIncoming, Activity: json.RawMessage(`{"id":"a"`)}, jsonscan.ErrSyntax},
 		{"unknown op", Event{Op: "upsert"}, ErrUnknownOp},
 		{"fulfilled without clientActivityID", Event{Op: OpFulfilled, Activity: json.RawMessage(`{}`)}, nil},
 	}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/directline-go/directline/activity"
+	"github.com/directline-go/directline/activity/jsonscan"
 )
 
 // jsNum is a JavaScript value that is either undefined or a number (NaN included).
@@ -244,10 +245,10 @@ func jsDateValue(raw json.RawMessage) float64 {
 				return v
 			}
 		}
-		if inner, ok := plainInner(t); ok {
+		if inner, ok := jsonscan.PlainString(t); ok {
 			return parseDate(inner)
 		}
-		s, ok := stringOf(t)
+		s, ok := jsonscan.StringValue(t)
 		if !ok {
 			return math.NaN()
 		}

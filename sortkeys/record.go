@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/directline-go/directline/activity"
+	"github.com/directline-go/directline/activity/jsonscan"
 )
 
 // record is one stored revision of an activity. It keeps only what the reducers and the
@@ -112,10 +113,10 @@ func (r *record) replyToID() string { return r.str(r.replyRef, strReplyTo) }
 // not a string (the member then reads as ""). A string without escapes is kept as a view of raw
 // (which the replay keeps as it was given), as viewOf would read it.
 func (r *record) strOf(v []byte, which int) (ref strRef, ok bool) {
-	if inner, plain := plainInner(v); plain && len(r.raw) <= math.MaxInt32 {
+	if inner, plain := jsonscan.PlainString(v); plain && len(r.raw) <= math.MaxInt32 {
 		return strRef{off: int32(cap(r.raw) - cap(inner)), n: int32(len(inner))}, true
 	}
-	s, ok := stringOf(v)
+	s, ok := jsonscan.StringValue(v)
 	if s == "" {
 		return strRef{}, ok
 	}
@@ -138,7 +139,7 @@ func (r *record) rawEntities() json.RawMessage {
 // record's event.
 func (r *record) entityView() *activity.Activity {
 	a := &activity.Activity{}
-	_ = eachElement(r.rawEntities(), func(ev []byte) { a.Entities = append(a.Entities, ev) })
+	_ = jsonscan.Elements(r.rawEntities(), func(ev []byte) { a.Entities = append(a.Entities, ev) })
 	return a
 }
 
@@ -246,12 +247,12 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 	cdSeen := 0
 	// One forward pass: the members the model reads are read where they stand (from, channelData
 	// and the entities are entered rather than skipped and scanned again); the rest is skipped.
-	o, err := openObject(t, 0)
+	o, err := jsonscan.OpenObject(t, 0)
 	if err != nil {
 		return nil, err
 	}
 	for {
-		key, i, done, err := o.next()
+		key, i, done, err := o.Next()
 		if err != nil {
 			return nil, err
 		}
@@ -260,12 +261,12 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 		}
 		if i < len(t) && t[i] == 'n' {
 			// Web Chat drops null members on receipt.
-			end, err := skipValue(t, i)
+			end, err := jsonscan.SkipValue(t, i)
 			if err != nil {
 				return nil, err
 			}
 			if string(t[i:end]) == "null" {
-				o.skipTo(end)
+				o.SkipTo(end)
 				continue
 			}
 		}
@@ -282,53 +283,53 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 				r.entStart, r.entEnd = int32(base-cap(t)+i), int32(base-cap(t)+end)
 			}
 		case "type":
-			if end, err = skipValue(t, i); err == nil {
+			if end, err = jsonscan.SkipValue(t, i); err == nil {
 				r.typ, _ = internedOf(t[i:end])
 			}
 		case "id":
-			if end, err = skipValue(t, i); err == nil {
+			if end, err = jsonscan.SkipValue(t, i); err == nil {
 				r.idRef, r.idIsString = r.strOf(t[i:end], strID)
 			}
 		case "text":
-			if end, err = skipValue(t, i); err == nil {
+			if end, err = jsonscan.SkipValue(t, i); err == nil {
 				v := t[i:end]
 				text = v
 				r.textKind = textOther
-				if inner, ok := plainInner(v); ok {
+				if inner, ok := jsonscan.PlainString(v); ok {
 					r.textKind, r.hasText = textString, len(inner) > 0
-				} else if s, ok := stringOf(v); ok {
+				} else if s, ok := jsonscan.StringValue(v); ok {
 					r.textKind, r.hasText = textString, s != ""
 				}
 			}
 		case "timestamp":
-			if end, err = skipValue(t, i); err == nil {
+			if end, err = jsonscan.SkipValue(t, i); err == nil {
 				v := t[i:end]
 				r.hasTimestamp, r.tsDate = true, jsDateValue(v)
 				tsString = v[0] == '"'
 			}
 		case "localTimestamp":
-			if end, err = skipValue(t, i); err == nil {
+			if end, err = jsonscan.SkipValue(t, i); err == nil {
 				r.lts = num(jsDateValue(t[i:end]))
 			}
 		case "replyToId":
-			if end, err = skipValue(t, i); err == nil {
+			if end, err = jsonscan.SkipValue(t, i); err == nil {
 				r.replyRef, _ = r.strOf(t[i:end], strReplyTo)
 			}
 		case "attachments":
-			if end, err = skipValue(t, i); err == nil {
+			if end, err = jsonscan.SkipValue(t, i); err == nil {
 				n := 0
-				r.hasAttachments = eachElement(t[i:end], func([]byte) { n++ }) == nil && n > 0
+				r.hasAttachments = jsonscan.Elements(t[i:end], func([]byte) { n++ }) == nil && n > 0
 			}
 		default:
-			end, err = skipValue(t, i)
+			end, err = jsonscan.SkipValue(t, i)
 		}
 		if err != nil {
 			return nil, err
 		}
-		o.skipTo(end)
+		o.SkipTo(end)
 	}
-	if err := trailing(t, o.i); err != nil {
-		return nil, err
+	if jsonscan.SkipSpace(t, o.Pos()) != len(t) {
+		return nil, jsonscan.ErrSyntax
 	}
 	mem.ents = a.Entities[:0]
 	if r.entEnd == 0 {
@@ -363,7 +364,7 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 		if cd.streamType {
 			if cd.raw == nil {
 				// streamType was met in a channelData that is not an object.
-				return nil, errSyntax
+				return nil, jsonscan.ErrSyntax
 			}
 			if mem.cdMap == nil {
 				mem.cdMap = map[string]json.RawMessage{}
@@ -379,7 +380,7 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 				if cd.streamSequence != nil {
 					a.ChannelData["streamSequence"] = cd.streamSequence
 				}
-			} else if err := eachMember(cd.raw, func(k []byte, cv []byte) { a.ChannelData[string(k)] = cv }); err != nil {
+			} else if err := jsonscan.Members(cd.raw, func(k []byte, cv []byte) { a.ChannelData[string(k)] = cv }); err != nil {
 				// A repeated channelData: the last object read is the one the readers see.
 				return nil, err
 			}
@@ -436,16 +437,16 @@ func scanFrom(d []byte, i int, fromID *[]byte, fromRole *string) (end int, ok bo
 	}
 	// enterObject(d, i, read) written out: from is in nearly every activity, and the loop
 	// without a callback is the cheaper one.
-	if o, err := openObject(d, i); err == nil {
+	if o, err := jsonscan.OpenObject(d, i); err == nil {
 		for {
-			key, vi, done, err := o.next()
+			key, vi, done, err := o.Next()
 			if err != nil {
 				break
 			}
 			if done {
-				return o.i, true, nil
+				return o.Pos(), true, nil
 			}
-			vend, err := skipStrict(d, vi)
+			vend, err := jsonscan.SkipValueStrict(d, vi)
 			if err != nil {
 				break
 			}
@@ -455,13 +456,13 @@ func scanFrom(d []byte, i int, fromID *[]byte, fromRole *string) (end int, ok bo
 			case "role":
 				*fromRole, _ = internedOf(d[vi:vend])
 			}
-			o.skipTo(vend)
+			o.SkipTo(vend)
 		}
 	}
-	if end, err = skipValue(d, i); err != nil {
+	if end, err = jsonscan.SkipValue(d, i); err != nil {
 		return 0, false, err
 	}
-	return end, eachMember(d[i:end], read) == nil, nil
+	return end, jsonscan.Members(d[i:end], read) == nil, nil
 }
 
 // scanChannelData reads the channelData members the model needs from the value at d[i]; the raw
@@ -494,10 +495,10 @@ func scanChannelData(d []byte, i int, cd *channelData) (int, error) {
 		cd.raw = d[i:end]
 		return end, nil
 	}
-	if end, err = skipValue(d, i); err != nil {
+	if end, err = jsonscan.SkipValue(d, i); err != nil {
 		return 0, err
 	}
-	if eachMember(d[i:end], read) == nil {
+	if jsonscan.Members(d[i:end], read) == nil {
 		cd.raw = d[i:end]
 	}
 	return end, nil
@@ -505,24 +506,24 @@ func scanChannelData(d []byte, i int, cd *channelData) (int, error) {
 
 // enterObject calls f for every member of the object at d[i] and returns the index after it.
 func enterObject(d []byte, i int, f func(key, val []byte)) (int, error) {
-	o, err := openObject(d, i)
+	o, err := jsonscan.OpenObject(d, i)
 	if err != nil {
 		return 0, err
 	}
 	for {
-		key, vi, done, err := o.next()
+		key, vi, done, err := o.Next()
 		if err != nil {
 			return 0, err
 		}
 		if done {
-			return o.i, nil
+			return o.Pos(), nil
 		}
-		vend, err := skipStrict(d, vi)
+		vend, err := jsonscan.SkipValueStrict(d, vi)
 		if err != nil {
 			return 0, err
 		}
 		f(key, d[vi:vend])
-		o.skipTo(vend)
+		o.SkipTo(vend)
 	}
 }
 
@@ -535,11 +536,11 @@ func (r *record) scanEntities(d []byte, i int, a *activity.Activity) (int, error
 		return end, nil
 	}
 	a.Entities = a.Entities[:n]
-	end, err := skipValue(d, i)
+	end, err := jsonscan.SkipValue(d, i)
 	if err != nil {
 		return 0, err
 	}
-	return end, eachElement(d[i:end], func(ev []byte) {
+	return end, jsonscan.Elements(d[i:end], func(ev []byte) {
 		a.Entities = append(a.Entities, ev)
 		r.mentions(ev)
 	})
@@ -547,9 +548,9 @@ func (r *record) scanEntities(d []byte, i int, a *activity.Activity) (int, error
 
 func (r *record) enterEntities(d []byte, i int, a *activity.Activity) (int, error) {
 	if i >= len(d) || d[i] != '[' {
-		return 0, errSyntax
+		return 0, jsonscan.ErrSyntax
 	}
-	j := skipSpace(d, i+1)
+	j := jsonscan.SkipSpace(d, i+1)
 	if j < len(d) && d[j] == ']' {
 		return j + 1, nil
 	}
@@ -559,17 +560,17 @@ func (r *record) enterEntities(d []byte, i int, a *activity.Activity) (int, erro
 			return 0, err
 		}
 		a.Entities = append(a.Entities, d[j:end])
-		j = skipSpace(d, end)
+		j = jsonscan.SkipSpace(d, end)
 		if j >= len(d) {
-			return 0, errSyntax
+			return 0, jsonscan.ErrSyntax
 		}
 		if d[j] == ']' {
 			return j + 1, nil
 		}
 		if d[j] != ',' {
-			return 0, errSyntax
+			return 0, jsonscan.ErrSyntax
 		}
-		j = skipSpace(d, j+1)
+		j = jsonscan.SkipSpace(d, j+1)
 	}
 }
 
@@ -578,27 +579,27 @@ func (r *record) enterEntities(d []byte, i int, a *activity.Activity) (int, erro
 // escape in a key or in its type, is judged by its bytes as a whole (mentions).
 func (r *record) enterEntity(d []byte, i int) (int, error) {
 	if i >= len(d) || d[i] != '{' {
-		end, err := skipStrict(d, i)
+		end, err := jsonscan.SkipValueStrict(d, i)
 		if err == nil {
 			r.mentions(d[i:end])
 		}
 		return end, err
 	}
-	o, err := openObject(d, i)
+	o, err := jsonscan.OpenObject(d, i)
 	if err != nil {
 		return 0, err
 	}
 	var streamInfo, partOf, abstract, unsure bool
 	for {
-		key, vi, done, err := o.next()
+		key, vi, done, err := o.Next()
 		if err != nil {
 			return 0, err
 		}
 		if done {
 			break
 		}
-		unsure = unsure || o.escaped
-		vend, err := skipStrict(d, vi)
+		unsure = unsure || o.Escaped()
+		vend, err := jsonscan.SkipValueStrict(d, vi)
 		if err != nil {
 			return 0, err
 		}
@@ -612,16 +613,16 @@ func (r *record) enterEntity(d []byte, i int) (int, error) {
 		case "abstract":
 			abstract = true
 		}
-		o.skipTo(vend)
+		o.SkipTo(vend)
 	}
 	if unsure {
-		r.mentions(d[i:o.i])
-		return o.i, nil
+		r.mentions(d[i:o.Pos()])
+		return o.Pos(), nil
 	}
 	r.mayStreamInfo = r.mayStreamInfo || streamInfo
 	r.mayPartOf = r.mayPartOf || partOf
 	r.mayAbstract = r.mayAbstract || abstract
-	return o.i, nil
+	return o.Pos(), nil
 }
 
 // mentions notes what an entity's bytes mention (an escape may hide any of it).
@@ -639,9 +640,9 @@ var oneAttachment = []*activity.Attachment{{}}
 // roleOf infers the role of an activity without from.role from from.id (fid, raw JSON): the user's
 // when it is userID, the bot's when it is any other non-empty string, else the channel's.
 func roleOf(fid []byte, userID string) string {
-	id, ok := plainInner(fid)
+	id, ok := jsonscan.PlainString(fid)
 	if !ok {
-		s, _ := stringOf(fid)
+		s, _ := jsonscan.StringValue(fid)
 		id = []byte(s)
 	}
 	switch {
@@ -683,9 +684,6 @@ func jsonNumber(raw json.RawMessage) (float64, bool) {
 	return f, true
 }
 
-// jsonString returns raw as a string when it is a JSON string.
-func jsonString(raw json.RawMessage) (string, bool) { return stringOf(activity.TrimSpace(raw)) }
-
 // toNumber is JavaScript's ToNumber for a JSON value (undefined when raw is nil).
 func toNumber(raw json.RawMessage) float64 {
 	t := activity.TrimSpace(raw)
@@ -707,7 +705,7 @@ func toNumber(raw json.RawMessage) float64 {
 		if len(arr) == 0 {
 			return 0
 		}
-		if s, ok := jsonString(arr[0]); ok {
+		if s, ok := jsonscan.StringValue(arr[0]); ok {
 			return stringToNumber(s)
 		}
 		if f, ok := jsonNumber(arr[0]); ok {
@@ -718,7 +716,7 @@ func toNumber(raw json.RawMessage) float64 {
 		}
 		return math.NaN()
 	case '"':
-		s, _ := jsonString(t)
+		s, _ := jsonscan.StringValue(t)
 		return stringToNumber(s)
 	}
 	f, _ := jsonNumber(t)
