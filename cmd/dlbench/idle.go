@@ -90,6 +90,9 @@ func runIdle(ctx context.Context, cfg config, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "idle streams  %d requested, %d open, held %.1f s\n", rep.Streams, rep.Opened, rep.HoldS)
 		if measureRSS {
 			fmt.Fprintf(stdout, "server RSS    %d bytes before, %d after: %d bytes per stream\n", rep.RSSBeforeBytes, rep.RSSAfterBytes, rep.BytesPerStream)
+			if rep.BytesPerStream <= 0 {
+				fmt.Fprintln(stdout, "              (not a measurement: the server's RSS did not grow, e.g. a collection during the hold freed more than the streams took; hold more streams)")
+			}
 		}
 		if cfg.IdlePost {
 			d := rep.Delivery
@@ -97,7 +100,11 @@ func runIdle(ctx context.Context, cfg config, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "errors        %d\n", rep.Errors.Total)
 		printCounts(stdout, rep.Errors.ByKind)
-		fmt.Fprintf(stdout, "verification  %d problems\n", v.Problems)
+		status := "OK"
+		if !v.OK {
+			status = "FAILED"
+		}
+		fmt.Fprintf(stdout, "verification  %s: %d problems\n", status, v.Problems)
 		printCounts(stdout, v.ByCategory)
 	}
 	if rep.Errors.Total > 0 || !v.OK || rep.Opened < rep.Streams {

@@ -57,7 +57,8 @@
 //	   "gap","lost","sort_key"},"examples":["gap: <conv>: ..."],"skipped_positions":0,"reconnects":0}}
 //
 // where S is {"count","mean","p50","p95","p99","max"} in milliseconds (reply is all zero without a
-// bot). Percentiles are nearest-rank over at most 100000 samples per latency (reservoir sampling);
+// bot). verification.ok is false when a problem was found, and also when no message was sent (a
+// run that could not start checked nothing; its examples say so). Percentiles are nearest-rank over at most 100000 samples per latency (reservoir sampling);
 // count, mean and max are exact. Messages inside --warmup are not in latency_ms nor in
 // messages.measured. The bot-detection probe conversation is not measured but is verified.
 //
@@ -82,8 +83,13 @@
 // subscription itself while it waits; and decodes of each received activity only the members
 // that matching and verification read (client.SubscribeOptions.Sparse).
 //
+// Errors are counted by request and status/code; the human report adds a hint for the ones a
+// misconfigured run meets first (a --base without the route prefix, a refused secret, nothing
+// listening).
+//
 // Exit status: 0 when every message completed without error and verification found nothing, 1
-// when errors occurred or verification failed, 2 for usage errors.
+// when errors occurred or verification failed, 2 for usage errors (among them a missing
+// --secret/--token-endpoint and a --base that is not an absolute http or https URL).
 package main
 
 import (
@@ -93,6 +99,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -167,6 +174,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	var errs []error
 	if c.Base == "" {
 		errs = append(errs, errors.New("--base is required"))
+	} else if u, err := url.Parse(c.Base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("--base %q: want the service's route prefix as an absolute http or https URL, e.g. http://127.0.0.1:3000/v3/directline", c.Base))
+	}
+	if c.Secret == "" && c.TokenEndpoint == "" {
+		errs = append(errs, errors.New("--secret (or DLBENCH_SECRET) or --token-endpoint is required"))
 	}
 	if c.Secret != "" && c.TokenEndpoint != "" {
 		errs = append(errs, errors.New("--secret and --token-endpoint exclude each other"))
@@ -315,7 +327,38 @@ func (b *bench) report(elapsed time.Duration) Report {
 	r.Latency = map[string]Summary{"post": b.post.summary(), "echo": b.echo.summary(), "reply": b.reply.summary()}
 	r.Errors.ByKind, r.Errors.Total = b.errs.snapshot()
 	r.Verification = b.verify.result()
+	if r.Messages.Sent == 0 {
+		// A run that sent nothing checked nothing: that is not a clean verification.
+		r.Verification.OK = false
+		r.Verification.Examples = append(r.Verification.Examples, nothingVerified)
+	}
 	return r
+}
+
+const nothingVerified = "no message was sent, so nothing was verified"
+
+// errorHints turns the errors a misconfigured run meets first into what to check.
+func errorHints(base string, byKind map[string]int64) []string {
+	var hints []string
+	seen := map[string]bool{}
+	add := func(h string) {
+		if !seen[h] {
+			seen[h] = true
+			hints = append(hints, h)
+		}
+	}
+	for k := range byKind {
+		switch {
+		case strings.HasPrefix(k, "POST conversations 404"):
+			add(fmt.Sprintf("POST %s/conversations answered 404: --base must be the service's route prefix (for this service, http://HOST:PORT/v3/directline)", strings.TrimRight(base, "/")))
+		case strings.Contains(k, " 401") || strings.Contains(k, " 403"):
+			add("the service refused the credential (401/403): check --secret (DLBENCH_SECRET) or what --token-endpoint hands out")
+		case strings.HasSuffix(k, "connection refused"):
+			add("nothing accepts connections at " + base + ": is the service running, on that address?")
+		}
+	}
+	sort.Strings(hints)
+	return hints
 }
 
 func (r Report) print(w io.Writer) {
@@ -331,9 +374,15 @@ func (r Report) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\nerrors        %d\n", r.Errors.Total)
 	printCounts(w, r.Errors.ByKind)
+	for _, h := range errorHints(r.Config.Base, r.Errors.ByKind) {
+		fmt.Fprintf(w, "  hint: %s\n", h)
+	}
 	v := r.Verification
 	status := "OK"
-	if !v.OK {
+	switch {
+	case r.Messages.Sent == 0:
+		status = "NOT DONE"
+	case !v.OK:
 		status = "FAILED"
 	}
 	fmt.Fprintf(w, "\nverification  %s: %d problems, %d skipped positions (typing), %d reconnects\n", status, v.Problems, v.SkippedPositions, v.Reconnects)

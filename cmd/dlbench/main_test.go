@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -190,13 +191,17 @@ func TestNextDue(t *testing.T) {
 func TestUsageErrors(t *testing.T) {
 	tests := [][]string{
 		{},
-		{"--base", "http://x/v3/directline", "--transport", "carrier-pigeon"},
-		{"--base", "http://x/v3/directline", "--bot", "maybe"},
+		{"--secret", "s"},
+		{"--base", "http://x/v3/directline"},
+		{"--base", "x:3000/v3/directline", "--secret", "s"},
+		{"--base", "ftp://x/v3/directline", "--secret", "s"},
+		{"--base", "http://x/v3/directline", "--secret", "s", "--transport", "carrier-pigeon"},
+		{"--base", "http://x/v3/directline", "--secret", "s", "--bot", "maybe"},
 		{"--base", "http://x/v3/directline", "--secret", "s", "--token-endpoint", "http://t"},
-		{"--base", "http://x/v3/directline", "--messages", "0"},
-		{"--base", "http://x/v3/directline", "extra"},
-		{"--base", "http://x/v3/directline", "--think", "1s", "--interval", "1s"},
-		{"--base", "http://x/v3/directline", "--interval", "-1s"},
+		{"--base", "http://x/v3/directline", "--secret", "s", "--messages", "0"},
+		{"--base", "http://x/v3/directline", "--secret", "s", "extra"},
+		{"--base", "http://x/v3/directline", "--secret", "s", "--think", "1s", "--interval", "1s"},
+		{"--base", "http://x/v3/directline", "--secret", "s", "--interval", "-1s"},
 	}
 	for _, args := range tests {
 		var out, errOut bytes.Buffer
@@ -364,5 +369,49 @@ func TestLatencyLog(t *testing.T) {
 	args := []string{"--base", srv.URL, "--secret", clienttest.Secret, "--latency-log", filepath.Join(t.TempDir(), "no", "such", "dir")}
 	if code := run(context.Background(), args, noEnv, &out, &errOut); code != exitUsage || out.Len() != 0 {
 		t.Fatalf("unwritable log: exit %d, report %q, stderr %q; want a usage error and no run", code, out.String(), errOut.String())
+	}
+}
+
+// TestMisconfiguredRun: a run that cannot start a conversation fails, says that nothing was
+// verified instead of reporting a clean verification, and hints at what to check.
+func TestMisconfiguredRun(t *testing.T) {
+	srv := clienttest.Start(t, clienttest.Options{})
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedURL := closed.URL + "/v3/directline"
+	closed.Close()
+	tests := []struct {
+		name string
+		base string
+		args []string
+		hint string
+	}{
+		{"wrong secret", srv.URL, []string{"--secret", "wrong"}, "refused the credential"},
+		{"base without the route prefix", strings.TrimSuffix(srv.URL, "/v3/directline"), []string{"--secret", clienttest.Secret}, "route prefix"},
+		{"nothing listening", closedURL, []string{"--secret", clienttest.Secret}, "nothing accepts connections at " + closedURL},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"--base", tt.base, "--conversations", "1", "--messages", "1", "--bot", "no"}, tt.args...)
+			var out, errOut bytes.Buffer
+			if code := run(context.Background(), args, noEnv, &out, &errOut); code != exitProblem {
+				t.Fatalf("exit %d, want %d:\n%s", code, exitProblem, out.String())
+			}
+			for _, want := range []string{"verification  NOT DONE", "hint: ", tt.hint} {
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("report lacks %q:\n%s", want, out.String())
+				}
+			}
+			out.Reset()
+			if code := run(context.Background(), append(args, "--json"), noEnv, &out, &errOut); code != exitProblem {
+				t.Fatalf("--json: exit %d", code)
+			}
+			var r Report
+			if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+				t.Fatal(err)
+			}
+			if r.Verification.OK || r.Messages.Sent != 0 || !slices.Contains(r.Verification.Examples, nothingVerified) {
+				t.Errorf("verification %+v with %d sent, want not OK and %q", r.Verification, r.Messages.Sent, nothingVerified)
+			}
+		})
 	}
 }
