@@ -83,6 +83,8 @@ const (
 	backslashes = 0x5c5c5c5c5c5c5c5c
 	lowBits     = 0x0101010101010101
 	highBits    = 0x8080808080808080
+	// controls is 0x20 in every byte: x-controls borrows into the high bit of a byte below 0x20.
+	controls = 0x2020202020202020
 )
 
 // zeroBytes sets the high bit of the lowest zero byte of x (and possibly of higher bytes), and of
@@ -303,8 +305,18 @@ func PlainString(v []byte) (inner []byte, ok bool) {
 		return nil, false
 	}
 	inner = v[1 : len(v)-1]
+	// Eight bytes at a time while all are printable ASCII other than a quote or a backslash, as
+	// most of an activity's ids and texts are; the bytes from the first word with any other byte
+	// on are looked at one by one.
+	i := 0
+	for ; i+8 <= len(inner); i += 8 {
+		x := binary.LittleEndian.Uint64(inner[i:])
+		if zeroBytes(x^quotes)|zeroBytes(x^backslashes)|(x-controls)&^x&highBits|x&highBits != 0 {
+			break
+		}
+	}
 	ascii := true
-	for _, c := range inner {
+	for _, c := range inner[i:] {
 		if c < 0x20 || c == '"' || c == '\\' {
 			return nil, false
 		}

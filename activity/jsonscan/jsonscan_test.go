@@ -45,6 +45,41 @@ func TestSkipStringWordAtATime(t *testing.T) {
 	}
 }
 
+// refPlainString is PlainString one byte at a time.
+func refPlainString(v []byte) ([]byte, bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return nil, false
+	}
+	inner := v[1 : len(v)-1]
+	for _, c := range inner {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return nil, false
+		}
+	}
+	if !utf8.Valid(inner) {
+		return nil, false
+	}
+	return inner, true
+}
+
+// TestPlainStringWordAtATime puts every kind of byte PlainString tells apart at every offset
+// around the eight-byte words it reads.
+func TestPlainStringWordAtATime(t *testing.T) {
+	pieces := []string{"\"", `\\`, "\x00", "\x1f", " ", "~", "\x7f", "é", "\xff", "\xe2\x82"}
+	for n := 0; n < 20; n++ {
+		for _, p := range pieces {
+			for tail := 0; tail < 10; tail++ {
+				in := []byte(`"` + strings.Repeat("a", n) + p + strings.Repeat("b", tail) + `"`)
+				gi, gok := PlainString(in)
+				wi, wok := refPlainString(in)
+				if string(gi) != string(wi) || gok != wok {
+					t.Errorf("PlainString(%q) = %q, %v; want %q, %v", in, gi, gok, wi, wok)
+				}
+			}
+		}
+	}
+}
+
 // TestTrimSpace: only the four characters JSON allows around a value are removed.
 func TestTrimSpace(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
