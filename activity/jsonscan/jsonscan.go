@@ -181,8 +181,8 @@ func OpenObject(d []byte, i int) (Object, error) {
 }
 
 // Next returns the next member's key and the index of its value; done is true once the closing
-// brace is read, and Pos is then the index after it. A key is unescaped as encoding/json
-// unescapes it when it holds an escape; the caller must not keep key.
+// brace is read, and Pos is then the index after it. Keys come as in Members; the caller must not
+// keep key.
 func (o *Object) Next() (key []byte, value int, done bool, err error) {
 	d, i := o.d, o.i
 	if i >= len(d) {
@@ -233,8 +233,9 @@ func (o *Object) Pos() int { return o.i }
 func (o *Object) Escaped() bool { return o.escaped }
 
 // Members calls f with the key and the raw value of each member of the object d, in order; only
-// whitespace may surround the object. Keys are unescaped as encoding/json unescapes them (f must
-// not keep key); a repeated key is handed out each time.
+// whitespace may surround the object. A key holding an escape is unescaped as encoding/json
+// unescapes it, any other comes as sent (invalid UTF-8 included, which encoding/json would
+// replace); f must not keep key. A repeated key is handed out each time.
 func Members(d []byte, f func(key, val []byte)) error {
 	o, err := OpenObject(d, 0)
 	if err != nil {
