@@ -187,6 +187,10 @@ func run(ctx context.Context, cfg config) error {
 			continue
 		}
 		logf("target %d", i+1)
+		// Whatever the set-up or the previous target left to write back (make bench's npm ci
+		// writes a few hundred megabytes) would otherwise slow the service's fsyncs in the
+		// measured window.
+		syscall.Sync()
 		sec := t(ctx)
 		logf("target %d: %s", i+1, sec.verdict)
 		sections = append(sections, sec)
