@@ -55,11 +55,13 @@ func runIdle(ctx context.Context, cfg config, stdout, stderr io.Writer) int {
 		}
 	})
 	rep.Opened = len(streams)
-	fmt.Fprintf(stderr, "dlbench: %d streams open, holding for %s\n", rep.Opened, cfg.Hold)
 	start := time.Now()
-	select {
-	case <-time.After(cfg.Hold):
-	case <-ctx.Done():
+	if rep.Opened > 0 {
+		fmt.Fprintf(stderr, "dlbench: %d streams open, holding for %s\n", rep.Opened, cfg.Hold)
+		select {
+		case <-time.After(cfg.Hold):
+		case <-ctx.Done():
+		}
 	}
 	rep.HoldS = round(time.Since(start).Seconds())
 	if measureRSS {
@@ -81,6 +83,10 @@ func runIdle(ctx context.Context, cfg config, stdout, stderr io.Writer) int {
 	rep.Delivery = b.echo.summary()
 	rep.Errors.ByKind, rep.Errors.Total = b.errs.snapshot()
 	v := b.verify.result()
+	if rep.Opened == 0 {
+		v.OK = false
+		v.Examples = append(v.Examples, "no stream opened, so nothing was verified")
+	}
 
 	if cfg.JSON {
 		enc := json.NewEncoder(stdout)
@@ -90,7 +96,7 @@ func runIdle(ctx context.Context, cfg config, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "idle streams  %d requested, %d open, held %.1f s\n", rep.Streams, rep.Opened, rep.HoldS)
 		if measureRSS {
 			fmt.Fprintf(stdout, "server RSS    %d bytes before, %d after: %d bytes per stream\n", rep.RSSBeforeBytes, rep.RSSAfterBytes, rep.BytesPerStream)
-			if rep.BytesPerStream <= 0 {
+			if rep.Opened > 0 && rep.BytesPerStream <= 0 {
 				fmt.Fprintln(stdout, "              (not a measurement: the server's RSS did not grow, e.g. a collection during the hold freed more than the streams took; hold more streams)")
 			}
 		}
@@ -100,12 +106,21 @@ func runIdle(ctx context.Context, cfg config, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "errors        %d\n", rep.Errors.Total)
 		printCounts(stdout, rep.Errors.ByKind)
+		for _, h := range errorHints(cfg.Base, rep.Errors.ByKind) {
+			fmt.Fprintf(stdout, "  hint: %s\n", h)
+		}
 		status := "OK"
-		if !v.OK {
+		switch {
+		case rep.Opened == 0:
+			status = "NOT DONE"
+		case !v.OK:
 			status = "FAILED"
 		}
 		fmt.Fprintf(stdout, "verification  %s: %d problems\n", status, v.Problems)
 		printCounts(stdout, v.ByCategory)
+		for _, e := range v.Examples {
+			fmt.Fprintf(stdout, "  - %s\n", e)
+		}
 	}
 	if rep.Errors.Total > 0 || !v.OK || rep.Opened < rep.Streams {
 		return exitProblem

@@ -415,3 +415,26 @@ func TestMisconfiguredRun(t *testing.T) {
 		})
 	}
 }
+
+// TestIdleNothingOpened: idle mode that opens no stream does not hold (with an hour's --hold the
+// test would time out), fails, and says that nothing was verified.
+func TestIdleNothingOpened(t *testing.T) {
+	closed := httptest.NewServer(http.NotFoundHandler())
+	base := closed.URL + "/v3/directline"
+	closed.Close()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"--base", base, "--secret", "s", "--idle", "2", "--hold", "1h", "--idle-post", "--json"}, noEnv, &out, &errOut)
+	if code != exitProblem {
+		t.Fatalf("exit %d, want %d: %s", code, exitProblem, out.String())
+	}
+	var r struct {
+		Idle         IdleReport   `json:"idle"`
+		Verification Verification `json:"verification"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Idle.Opened != 0 || r.Verification.OK {
+		t.Errorf("opened %d, verification %+v: want 0 and not OK", r.Idle.Opened, r.Verification)
+	}
+}

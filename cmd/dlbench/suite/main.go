@@ -6,7 +6,7 @@
 // Usage (from the repository root):
 //
 //	go run ./cmd/dlbench/suite [--quick] [--soak 10m] [--runs 3] [--targets 1,2,3,4,5,6]
-//	                           [--poll-interval 50ms] [--out docs/BENCHMARKS.md]
+//	                           [--poll-interval 50ms] [--out docs/BENCHMARKS.md] [--profile DIR]
 //
 // It builds ./cmd/directline and ./cmd/dlbench into a temporary folder and, per target, starts
 // a fresh service (its own --data file in that folder, a random --secret, --bot-endpoint none,
@@ -19,6 +19,10 @@
 // an unmeasured warm-up run of the same load (about 2,000 messages in all) before the measured
 // one, to warm the Node processes' JIT; the table also gives each process's CPU per message, to
 // show which process bounds the case.
+//
+// Before each target it flushes the page cache's dirty data (sync), so what the set-up left to
+// write back does not slow the service's fsyncs while it is measured. --profile DIR serves the
+// service's --pprof during targets 1 and 2 and keeps a CPU profile of it under load in DIR.
 //
 // Targets (see docs/BENCHMARKS.md): 1 durable throughput without a bot, 2 throughput with the
 // demo bot, 3 idle streams' memory and delivery, 4 GET activities near the end of a long
