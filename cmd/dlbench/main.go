@@ -58,8 +58,8 @@
 //
 // where S is {"count","mean","p50","p95","p99","max"} in milliseconds (reply is all zero without a
 // bot). verification.ok is false when a problem was found, and also when no message was sent (a
-// run that could not start checked nothing; its examples say so). Percentiles are nearest-rank over at most 100000 samples per latency (reservoir sampling);
-// count, mean and max are exact. Messages inside --warmup are not in latency_ms nor in
+// run that could not start checked nothing; its examples say so). Percentiles are nearest-rank
+// over at most 100000 samples per latency (reservoir sampling); count, mean and max are exact. Messages inside --warmup are not in latency_ms nor in
 // messages.measured. The bot-detection probe conversation is not measured but is verified.
 //
 // JSON report (idle): {"idle":{"streams","opened","hold_s","rss_before_bytes","rss_after_bytes",
@@ -99,11 +99,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -339,26 +341,18 @@ const nothingVerified = "no message was sent, so nothing was verified"
 
 // errorHints turns the errors a misconfigured run meets first into what to check.
 func errorHints(base string, byKind map[string]int64) []string {
-	var hints []string
-	seen := map[string]bool{}
-	add := func(h string) {
-		if !seen[h] {
-			seen[h] = true
-			hints = append(hints, h)
-		}
-	}
+	hints := map[string]bool{}
 	for k := range byKind {
 		switch {
 		case strings.HasPrefix(k, "POST conversations 404"):
-			add(fmt.Sprintf("POST %s/conversations answered 404: --base must be the service's route prefix (for this service, http://HOST:PORT/v3/directline)", strings.TrimRight(base, "/")))
+			hints[fmt.Sprintf("POST %s/conversations answered 404: --base must be the service's route prefix (for this service, http://HOST:PORT/v3/directline)", strings.TrimRight(base, "/"))] = true
 		case strings.Contains(k, " 401") || strings.Contains(k, " 403"):
-			add("the service refused the credential (401/403): check --secret (DLBENCH_SECRET) or what --token-endpoint hands out")
+			hints["the service refused the credential (401/403): check --secret (DLBENCH_SECRET) or what --token-endpoint hands out"] = true
 		case strings.HasSuffix(k, "connection refused"):
-			add("nothing accepts connections at " + base + ": is the service running, on that address?")
+			hints["nothing accepts connections at "+base+": is the service running, on that address?"] = true
 		}
 	}
-	sort.Strings(hints)
-	return hints
+	return slices.Sorted(maps.Keys(hints))
 }
 
 func (r Report) print(w io.Writer) {
