@@ -3,6 +3,8 @@ package activity
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/directline-go/directline/activity/jsonscan"
 )
 
 // FieldError reports a member of an activity (or of one of its objects) whose JSON value has the
@@ -110,5 +112,5 @@ func typeReason(dst any) string {
 }
 
 func isNull(raw json.RawMessage) bool {
-	return len(TrimSpace(raw)) == 4 && string(TrimSpace(raw)) == "null"
+	return string(jsonscan.TrimSpace(raw)) == "null"
 }

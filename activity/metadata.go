@@ -272,7 +272,7 @@ func parseMessageEntity(m *entityMembers) (*MessageEntity, error) {
 	}
 	if raw := m.isPartOf; raw != nil && !isNull(raw) {
 		// As decoding into a map: null is an empty map, an object is read, anything else fails.
-		po := TrimSpace(FirstValue(raw))
+		po := jsonscan.TrimSpace(FirstValue(raw))
 		var pidRaw, ptypeRaw json.RawMessage
 		isObject := len(po) > 0 && po[0] == '{' && jsonscan.Members(po, func(k, v []byte) {
 			switch string(k) {
@@ -356,7 +356,7 @@ func IsIdentifier(s string) bool {
 // schema.org CreativeWork parser does for single-valued properties such as isPartOf and position;
 // any other value is returned as it is.
 func FirstValue(raw json.RawMessage) json.RawMessage {
-	t := TrimSpace(raw)
+	t := jsonscan.TrimSpace(raw)
 	if len(t) == 0 || t[0] != '[' {
 		return raw
 	}
@@ -370,7 +370,7 @@ func FirstValue(raw json.RawMessage) json.RawMessage {
 // numberValue returns raw as a float64 when it is a JSON number (not a numeric string) that
 // encoding/json decodes into a float64, so out-of-range numbers are not numbers here.
 func numberValue(raw json.RawMessage) (float64, bool) {
-	t := TrimSpace(raw)
+	t := jsonscan.TrimSpace(raw)
 	if !isJSONNumber(t) {
 		return 0, false
 	}
@@ -439,13 +439,3 @@ func isJSONNumber(t []byte) bool {
 	}
 	return i == len(t)
 }
-
-// TrimSpace returns raw without the whitespace JSON allows around a value: space, tab, line feed
-// and carriage return (RFC 8259, section 2), as jsonscan.TrimSpace does. bytes.TrimSpace would
-// also remove \v, \f and Unicode spaces, letting a value pass for JSON that encoding/json refuses.
-func TrimSpace(raw []byte) []byte { return jsonscan.TrimSpace(raw) }
-
-// StringValue decodes raw (spaces around it allowed) as encoding/json decodes a JSON string into
-// a Go string; ok is false for any other value. It is jsonscan.StringValue: strings without
-// escapes are read without encoding/json.
-func StringValue(raw json.RawMessage) (string, bool) { return jsonscan.StringValue(raw) }

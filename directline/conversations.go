@@ -13,7 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/directline-go/directline/activity"
+	"github.com/directline-go/directline/activity/jsonscan"
 	"github.com/directline-go/directline/store"
 )
 
@@ -59,7 +59,7 @@ func readParams(r *http.Request) (tokenParameters, error) {
 	if err != nil {
 		return p, err
 	}
-	if len(activity.TrimSpace(body)) == 0 {
+	if len(jsonscan.TrimSpace(body)) == 0 {
 		return p, nil
 	}
 	if err := json.Unmarshal(body, &p); err != nil {

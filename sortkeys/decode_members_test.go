@@ -14,7 +14,7 @@ import (
 // stays as the oracle for input encoding/json rejects, which the replay must accept or refuse
 // exactly as before.
 func decodeRecordByMembers(raw json.RawMessage, userID string, mem *decodeArenas) (*record, error) {
-	t := activity.TrimSpace(raw)
+	t := jsonscan.TrimSpace(raw)
 	if len(t) == 0 || t[0] != '{' {
 		return nil, ErrNotObject
 	}

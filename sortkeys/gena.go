@@ -366,7 +366,7 @@ func (g *genAB) each(f func(*record) bool) {
 // === holds between them; "" for objects and arrays, which are never strictly equal to another
 // activity's value. An absent member (undefined) has its own key.
 func strictKey(raw json.RawMessage) string {
-	t := activity.TrimSpace(raw)
+	t := jsonscan.TrimSpace(raw)
 	if len(t) == 0 {
 		return "u"
 	}

@@ -95,7 +95,7 @@ func genBLivestream(r *record) (bLivestream, bool) {
 // with it the reducer: throws reports that.
 func genBMessageEntity(a *activity.Activity) (pos float64, partOf string, hasPos, hasPartOf, throws bool) {
 	for _, raw := range a.Entities {
-		t := activity.TrimSpace(raw)
+		t := jsonscan.TrimSpace(raw)
 		if isJSONNull(t) {
 			return 0, "", false, false, true // null.type
 		}

@@ -5,7 +5,6 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/directline-go/directline/activity"
 	"github.com/directline-go/directline/activity/jsonscan"
 )
 
@@ -233,7 +232,7 @@ func daysFromCivil(y, m, d int) int64 {
 // jsDateValue is +new Date(v) for a JSON value v: strings are parsed, numbers are time values,
 // null is 0, booleans are 0 or 1, and anything else is NaN.
 func jsDateValue(raw json.RawMessage) float64 {
-	t := activity.TrimSpace(raw)
+	t := jsonscan.TrimSpace(raw)
 	if len(t) == 0 {
 		return math.NaN()
 	}

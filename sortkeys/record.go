@@ -225,7 +225,7 @@ var ErrNotObject = errors.New("sortkeys: activity is not a JSON object")
 // livestream candidates only, the one reader of it), channelData (livestream candidates only),
 // entities and whether there are attachments; from and attachment entries are not decoded.
 func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*record, error) {
-	t := activity.TrimSpace(raw)
+	t := jsonscan.TrimSpace(raw)
 	if len(t) == 0 || t[0] != '{' {
 		return nil, ErrNotObject
 	}
@@ -667,13 +667,13 @@ type decodeArenas struct {
 }
 
 func isJSONNull(raw json.RawMessage) bool {
-	t := activity.TrimSpace(raw)
+	t := jsonscan.TrimSpace(raw)
 	return len(t) == 4 && string(t) == "null"
 }
 
 // jsonNumber returns raw as a float64 when it is a JSON number (typeof === "number").
 func jsonNumber(raw json.RawMessage) (float64, bool) {
-	t := activity.TrimSpace(raw)
+	t := jsonscan.TrimSpace(raw)
 	if len(t) == 0 || !(t[0] == '-' || (t[0] >= '0' && t[0] <= '9')) {
 		return 0, false
 	}
@@ -686,7 +686,7 @@ func jsonNumber(raw json.RawMessage) (float64, bool) {
 
 // toNumber is JavaScript's ToNumber for a JSON value (undefined when raw is nil).
 func toNumber(raw json.RawMessage) float64 {
-	t := activity.TrimSpace(raw)
+	t := jsonscan.TrimSpace(raw)
 	if len(t) == 0 {
 		return math.NaN()
 	}

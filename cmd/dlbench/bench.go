@@ -18,6 +18,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/directline-go/directline/activity"
+	"github.com/directline-go/directline/activity/jsonscan"
 	"github.com/directline-go/directline/directline/bot"
 	"github.com/directline-go/directline/directline/client"
 )
@@ -529,7 +530,7 @@ func (cv *conversation) echoOf(a *activity.Activity) *message {
 		return nil
 	}
 	// As a.ClientActivityID, without encoding/json for a plain string.
-	if id, ok := activity.StringValue(a.ChannelData[activity.KeyClientActivityID]); ok && id != "" {
+	if id, ok := jsonscan.StringValue(a.ChannelData[activity.KeyClientActivityID]); ok && id != "" {
 		if m := cv.byClient[id]; m != nil {
 			return m
 		}

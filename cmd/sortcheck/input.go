@@ -8,7 +8,7 @@ import (
 	"io"
 	"sort"
 
-	"github.com/directline-go/directline/activity"
+	"github.com/directline-go/directline/activity/jsonscan"
 	"github.com/directline-go/directline/sortkeys"
 )
 
@@ -348,4 +348,4 @@ func hasMember(raw json.RawMessage, name string) bool {
 	return ok
 }
 
-func isNullJSON(raw json.RawMessage) bool { return string(activity.TrimSpace(raw)) == "null" }
+func isNullJSON(raw json.RawMessage) bool { return string(jsonscan.TrimSpace(raw)) == "null" }

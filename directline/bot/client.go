@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/directline-go/directline/activity"
+	"github.com/directline-go/directline/activity/jsonscan"
 	"github.com/directline-go/directline/directline/botauth"
 )
 
@@ -124,7 +125,7 @@ type Result struct {
 // Activities decodes Body as an expectReplies answer {"activities":[...]}; nil, nil for an empty
 // body. Errors are JSON or *activity.FieldError errors.
 func (r Result) Activities() ([]*activity.Activity, error) {
-	if len(activity.TrimSpace(r.Body)) == 0 {
+	if len(jsonscan.TrimSpace(r.Body)) == 0 {
 		return nil, nil
 	}
 	var set struct {

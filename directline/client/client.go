@@ -264,7 +264,7 @@ func (r *postAnswer) decode(data []byte) error {
 	if !json.Valid(data) {
 		return json.Unmarshal(data, r)
 	}
-	t := activity.TrimSpace(data)
+	t := jsonscan.TrimSpace(data)
 	if string(t) == "null" {
 		return nil
 	}
@@ -282,7 +282,7 @@ func (r *postAnswer) decode(data []byte) error {
 	if id == nil || string(id) == "null" {
 		return nil
 	}
-	s, ok := activity.StringValue(id)
+	s, ok := jsonscan.StringValue(id)
 	if !ok {
 		return json.Unmarshal(data, r)
 	}
@@ -380,7 +380,7 @@ func (c *Client) do(ctx context.Context, op, method, path, cred string, body []b
 		}
 		return e
 	}
-	if out == nil || len(activity.TrimSpace(data)) == 0 {
+	if out == nil || len(jsonscan.TrimSpace(data)) == 0 {
 		return nil
 	}
 	if err := decodeAnswer(data, out); err != nil {

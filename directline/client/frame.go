@@ -24,7 +24,7 @@ func (s *ActivitySet) decode(data []byte, sparse bool) error {
 		return errors.New("invalid JSON")
 	}
 	s.Activities, s.digests, s.Watermark = nil, nil, ""
-	t := activity.TrimSpace(data)
+	t := jsonscan.TrimSpace(data)
 	if string(t) == "null" {
 		return nil
 	}
@@ -94,7 +94,7 @@ func decodeWatermark(w []byte) (string, error) {
 	case len(w) == 0 || string(w) == "null":
 		return "", nil
 	case w[0] == '"':
-		s, ok := activity.StringValue(w)
+		s, ok := jsonscan.StringValue(w)
 		if !ok {
 			return "", fmt.Errorf("watermark %s is not a JSON string", w)
 		}
@@ -187,7 +187,7 @@ func sparseString(field string, val []byte, dst *string) error {
 	if val == nil || string(val) == "null" {
 		return nil
 	}
-	s, ok := activity.StringValue(val)
+	s, ok := jsonscan.StringValue(val)
 	if !ok {
 		return &activity.FieldError{Field: field, Reason: "has the wrong type: expected a string"}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/directline-go/directline/activity"
+	"github.com/directline-go/directline/activity/jsonscan"
 )
 
 func TestActivitySetWatermarkForms(t *testing.T) {
@@ -87,7 +88,7 @@ func referenceSet(data []byte) (ActivitySet, error) {
 		}
 		s.Activities[i], s.digests[i] = a, digest(r)
 	}
-	switch w := activity.TrimSpace(raw.Watermark); {
+	switch w := jsonscan.TrimSpace(raw.Watermark); {
 	case len(w) == 0 || string(w) == "null":
 	case w[0] == '"':
 		if err := json.Unmarshal(w, &s.Watermark); err != nil {

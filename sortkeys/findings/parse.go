@@ -139,7 +139,7 @@ func plainShape(m map[string]json.RawMessage) bool {
 }
 
 func startsWith(raw json.RawMessage, c byte) bool {
-	t := activity.TrimSpace(raw)
+	t := jsonscan.TrimSpace(raw)
 	return len(t) > 0 && t[0] == c
 }
 
@@ -240,7 +240,7 @@ func (a *act) partOf() string {
 	return buf.String()
 }
 
-func str(raw json.RawMessage) (string, bool) { return activity.StringValue(raw) }
+func str(raw json.RawMessage) (string, bool) { return jsonscan.StringValue(raw) }
 
 // members reads the JSON object raw as json.Unmarshal into a map[string]json.RawMessage does: ok
 // is false where that fails or leaves the map nil (null), and the values are the same bytes, here
@@ -248,7 +248,7 @@ func str(raw json.RawMessage) (string, bool) { return activity.StringValue(raw) 
 // sees; keys are unescaped, and keys with invalid UTF-8 read with its replacement characters, as
 // encoding/json reads them.
 func members(raw json.RawMessage) (map[string]json.RawMessage, bool) {
-	t := activity.TrimSpace(raw)
+	t := jsonscan.TrimSpace(raw)
 	if len(t) == 0 || t[0] != '{' || !json.Valid(t) {
 		return nil, false
 	}
@@ -264,7 +264,7 @@ func members(raw json.RawMessage) (map[string]json.RawMessage, bool) {
 }
 
 func number(raw json.RawMessage) (float64, bool) {
-	t := activity.TrimSpace(raw)
+	t := jsonscan.TrimSpace(raw)
 	if len(t) == 0 || !(t[0] == '-' || (t[0] >= '0' && t[0] <= '9')) {
 		return 0, false
 	}
@@ -275,11 +275,11 @@ func number(raw json.RawMessage) (float64, bool) {
 	return n, true
 }
 
-func isNull(raw json.RawMessage) bool { return string(activity.TrimSpace(raw)) == "null" }
+func isNull(raw json.RawMessage) bool { return string(jsonscan.TrimSpace(raw)) == "null" }
 
 // jsonKind names the JSON type of raw for messages.
 func jsonKind(raw json.RawMessage) string {
-	t := activity.TrimSpace(raw)
+	t := jsonscan.TrimSpace(raw)
 	if len(t) == 0 {
 		return "empty"
 	}

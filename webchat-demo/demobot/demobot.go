@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/directline-go/directline/activity"
+	"github.com/directline-go/directline/activity/jsonscan"
 	botclient "github.com/directline-go/directline/directline/bot"
 )
 
@@ -312,7 +313,7 @@ func (t *turn) send(ctx context.Context, a *activity.Activity) (string, error) {
 	var rr struct {
 		ID string `json:"id"`
 	}
-	if len(activity.TrimSpace(data)) > 0 {
+	if len(jsonscan.TrimSpace(data)) > 0 {
 		if err := json.Unmarshal(data, &rr); err != nil {
 			return "", fmt.Errorf("send %s: connector answer is not a ResourceResponse: %w", a.Type, err)
 		}

@@ -32,7 +32,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/directline-go/directline/activity"
+	"github.com/directline-go/directline/activity/jsonscan"
 )
 
 // Options configures the page backend. One of TokenFunc or TokenURL (with Secret) is required.
@@ -238,7 +238,7 @@ func (h *handler) token(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "BadArgument", "body too large")
 		return
 	}
-	if len(activity.TrimSpace(body)) > 0 {
+	if len(jsonscan.TrimSpace(body)) > 0 {
 		if err := json.Unmarshal(body, &req); err != nil {
 			writeError(w, http.StatusBadRequest, "BadArgument", `body must be {"userId","userName"}`)
 			return
