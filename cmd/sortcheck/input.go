@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/directline-go/directline/activity/jsonscan"
 	"github.com/directline-go/directline/sortkeys"
@@ -56,6 +58,8 @@ type reader struct {
 	data     []byte
 	newlines []int
 	log      *Log
+	// shortcut takes valid objects of a stream and plain events without encoding/json.
+	shortcut bool
 }
 
 // ReadLog detects the format of data and returns its events:
@@ -67,9 +71,13 @@ type reader struct {
 //   - a conformance vector {"name",...,"events":[...]}; expect checkpoints are dropped.
 //
 // Activities become incoming events. Errors are *InputError.
-func ReadLog(data []byte) (*Log, error) {
+func ReadLog(data []byte) (*Log, error) { return readLog(data, true) }
+
+// readLog is ReadLog; without the shortcut, every value goes through encoding/json's decoder
+// (the tests compare the two).
+func readLog(data []byte, shortcut bool) (*Log, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	r := &reader{data: data, log: &Log{}}
+	r := &reader{data: data, log: &Log{}, shortcut: shortcut}
 	for i, b := range data {
 		if b == '\n' {
 			r.newlines = append(r.newlines, i)
@@ -81,11 +89,12 @@ func ReadLog(data []byte) (*Log, error) {
 		return nil, &InputError{Reason: "empty input"}
 	case data[start] == '[':
 		r.log.Format = FormatTranscript
-		if err := r.array(data[start:], start, r.element); err != nil {
+		end, err := r.array(data[start:], start, r.element)
+		if err != nil {
 			return nil, err
 		}
-		if skipSep(data, r.endOf(start)) != len(data) {
-			return nil, &InputError{Line: r.line(skipSep(data, r.endOf(start))), Reason: "unexpected data after the JSON array"}
+		if skipSep(data, end) != len(data) {
+			return nil, &InputError{Line: r.line(skipSep(data, end)), Reason: "unexpected data after the JSON array"}
 		}
 	default:
 		if err := r.stream(); err != nil {
@@ -100,51 +109,64 @@ func ReadLog(data []byte) (*Log, error) {
 
 func (r *reader) line(off int) int { return 1 + sort.SearchInts(r.newlines, off) }
 
-// endOf returns the offset just after the JSON value starting at off.
-func (r *reader) endOf(off int) int {
-	dec := json.NewDecoder(bytes.NewReader(r.data[off:]))
-	var raw json.RawMessage
-	if dec.Decode(&raw) != nil {
-		return len(r.data)
-	}
-	return off + int(dec.InputOffset())
-}
-
-// stream reads a sequence of top-level JSON values (JSON Lines).
+// stream reads a sequence of top-level JSON values (JSON Lines). With the shortcut, an object
+// that is valid JSON by itself is taken as a slice of the input; from the first value that is not
+// (or without the shortcut, from the start) the decoder reads on and reports what is wrong.
 func (r *reader) stream() error {
-	dec := json.NewDecoder(bytes.NewReader(r.data))
-	n := 0
+	n, pos := 0, 0
+	for r.shortcut {
+		off := jsonscan.SkipSpace(r.data, pos)
+		if off == len(r.data) {
+			return nil
+		}
+		end, err := jsonscan.SkipValue(r.data, off)
+		if r.data[off] != '{' || err != nil || !json.Valid(r.data[off:end]) {
+			break
+		}
+		n++
+		if done, err := r.value(r.data[off:end], off, end, n); done || err != nil {
+			return err
+		}
+		pos = end
+	}
+	dec := json.NewDecoder(bytes.NewReader(r.data[pos:]))
 	for {
-		off := skipSep(r.data, int(dec.InputOffset()))
+		off := skipSep(r.data, pos+int(dec.InputOffset()))
 		var raw json.RawMessage
 		err := dec.Decode(&raw)
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {
-			return r.streamError(err, off)
+			return r.streamError(err, pos, off)
 		}
 		n++
-		if n == 1 && hasMember(raw, "events") {
-			if skipSep(r.data, int(dec.InputOffset())) != len(r.data) {
-				return &InputError{Line: r.line(skipSep(r.data, int(dec.InputOffset()))), Reason: "unexpected data after the conformance vector"}
-			}
-			return r.vector(raw, off)
-		}
-		if r.log.Format == "" {
-			r.log.Format = FormatJSONLines
-		}
-		if err := r.element(raw, off); err != nil {
+		if done, err := r.value(raw, off, pos+int(dec.InputOffset()), n); done || err != nil {
 			return err
 		}
 	}
 }
 
+// value takes raw, the n-th top-level value of a stream, from offset off to end. done is true
+// when it is a conformance vector, which is the whole input.
+func (r *reader) value(raw json.RawMessage, off, end, n int) (done bool, err error) {
+	if n == 1 && hasMember(raw, "events") {
+		if rest := skipSep(r.data, end); rest != len(r.data) {
+			return true, &InputError{Line: r.line(rest), Reason: "unexpected data after the conformance vector"}
+		}
+		return true, r.vector(raw, off)
+	}
+	if r.log.Format == "" {
+		r.log.Format = FormatJSONLines
+	}
+	return false, r.element(raw, off)
+}
+
 // streamError reports a value that does not decode. In JSON Lines a truncated line is only
 // detected on a later line; when the line the value starts on is not valid JSON by itself, that
 // line is reported.
-func (r *reader) streamError(err error, off int) error {
-	ie := r.syntax(err, 0, off).(*InputError)
+func (r *reader) streamError(err error, base, off int) error {
+	ie := r.syntax(err, base, off).(*InputError)
 	start := r.line(off)
 	if ie.Line > start {
 		end := len(r.data)
@@ -209,7 +231,7 @@ func (r *reader) activitySet(raw json.RawMessage, off int) error {
 		if isNullJSON(v) {
 			return nil
 		}
-		return r.array(v, voff, func(a json.RawMessage, aoff int) error {
+		return r.elements(v, voff, func(a json.RawMessage, aoff int) error {
 			if len(a) == 0 || a[0] != '{' {
 				return &InputError{Line: r.line(aoff), Reason: "ActivitySet.activities must hold activity objects"}
 			}
@@ -221,8 +243,14 @@ func (r *reader) activitySet(raw json.RawMessage, off int) error {
 
 func (r *reader) event(raw json.RawMessage, off int) error {
 	var ev sortkeys.Event
-	if err := json.Unmarshal(raw, &ev); err != nil {
-		return &InputError{Line: r.line(off), Reason: "event: " + err.Error()}
+	ok := false
+	if r.shortcut {
+		ev, ok = plainEvent(raw)
+	}
+	if !ok {
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			return &InputError{Line: r.line(off), Reason: "event: " + err.Error()}
+		}
 	}
 	if !knownOps[ev.Op] {
 		return &InputError{Line: r.line(off), Reason: fmt.Sprintf("unknown op %q", ev.Op)}
@@ -253,7 +281,7 @@ func (r *reader) vector(raw json.RawMessage, off int) error {
 				return &InputError{Line: r.line(voff), Reason: "userID must be a string"}
 			}
 		case "events":
-			return r.array(v, voff, func(e json.RawMessage, eoff int) error {
+			return r.elements(v, voff, func(e json.RawMessage, eoff int) error {
 				if len(e) == 0 || e[0] != '{' {
 					return &InputError{Line: r.line(eoff), Reason: "expected an event object"}
 				}
@@ -264,54 +292,114 @@ func (r *reader) vector(raw json.RawMessage, off int) error {
 	})
 }
 
-// array calls fn for every element of the JSON array raw, which starts at offset base.
-func (r *reader) array(raw []byte, base int, fn func(json.RawMessage, int) error) error {
+// array calls fn for every element of the JSON array at the start of raw, which starts at offset
+// base, and returns the offset after the array. raw need not be valid JSON: errors name the line
+// where decoding stopped.
+func (r *reader) array(raw []byte, base int, fn func(json.RawMessage, int) error) (int, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	tok, err := dec.Token()
 	if err != nil {
-		return r.syntax(err, base, base)
+		return 0, r.syntax(err, base, base)
 	}
 	if tok != json.Delim('[') {
-		return &InputError{Line: r.line(base), Reason: "expected a JSON array"}
+		return 0, &InputError{Line: r.line(base), Reason: "expected a JSON array"}
 	}
 	for dec.More() {
 		off := base + skipSep(raw, int(dec.InputOffset()))
 		var el json.RawMessage
 		if err := dec.Decode(&el); err != nil {
-			return r.syntax(err, base, off)
+			return 0, r.syntax(err, base, off)
 		}
 		if err := fn(el, off); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	if _, err := dec.Token(); err != nil {
-		return r.syntax(err, base, base+int(dec.InputOffset()))
+		return 0, r.syntax(err, base, base+int(dec.InputOffset()))
 	}
-	return nil
+	return base + int(dec.InputOffset()), nil
+}
+
+// The values below come from a value the decoder has already read whole, so they are valid JSON:
+// the structural scanner walks them as encoding/json would, without checking them again.
+
+// elements calls fn for every element of the JSON array raw, which starts at offset base.
+func (r *reader) elements(raw json.RawMessage, base int, fn func(json.RawMessage, int) error) error {
+	if t := jsonscan.TrimSpace(raw); len(t) == 0 || t[0] != '[' {
+		return &InputError{Line: r.line(base), Reason: "expected a JSON array"}
+	}
+	var err error
+	_ = jsonscan.Elements(raw, func(v []byte) {
+		if err == nil {
+			err = fn(v, base+offsetIn(raw, v))
+		}
+	})
+	return err
 }
 
 // object calls fn for every member of the JSON object raw, which starts at offset base.
-func (r *reader) object(raw []byte, base int, fn func(string, json.RawMessage, int) error) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+func (r *reader) object(raw json.RawMessage, base int, fn func(string, json.RawMessage, int) error) error {
+	if t := jsonscan.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
 		return &InputError{Line: r.line(base), Reason: "expected a JSON object"}
 	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return r.syntax(err, base, base+int(dec.InputOffset()))
+	var err error
+	_ = jsonscan.Members(raw, func(k, v []byte) {
+		if err == nil {
+			err = fn(string(k), v, base+offsetIn(raw, v))
 		}
-		key, _ := tok.(string)
-		off := base + skipSep(raw, int(dec.InputOffset()))
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return r.syntax(err, base, off)
+	})
+	return err
+}
+
+// offsetIn is the offset of v, a slice of raw, within raw.
+func offsetIn(raw, v []byte) int { return cap(raw) - cap(v) }
+
+// plainEvent reads a conformance event without encoding/json when every member is one it reads
+// with the JSON type it wants (op, clientActivityID and activityID strings, activity an object,
+// at a number) or a member it ignores; ok is false otherwise, and encoding/json then decides,
+// with its case-insensitive key matching, its handling of null and its errors.
+func plainEvent(raw json.RawMessage) (ev sortkeys.Event, ok bool) {
+	ok = true
+	_ = jsonscan.Members(raw, func(k, v []byte) {
+		if !ok {
+			return
 		}
-		if err := fn(key, v, off); err != nil {
-			return err
+		switch string(k) {
+		case "op":
+			var s string
+			s, ok = plainStringValue(v)
+			ev.Op = sortkeys.Op(s)
+		case "activity":
+			ok = v[0] == '{'
+			ev.Activity = v
+		case "clientActivityID":
+			ev.ClientActivityID, ok = plainStringValue(v)
+		case "activityID":
+			ev.ActivityID, ok = plainStringValue(v)
+		case "at":
+			f, err := strconv.ParseFloat(string(v), 64)
+			ok = err == nil && (v[0] == '-' || v[0] >= '0' && v[0] <= '9')
+			ev.At = &f
+		default:
+			for _, name := range eventMembers {
+				if strings.EqualFold(string(k), name) {
+					ok = false
+				}
+			}
 		}
+	})
+	return ev, ok
+}
+
+// eventMembers are the JSON names of sortkeys.Event's fields.
+var eventMembers = []string{"op", "activity", "clientActivityID", "activityID", "at"}
+
+// plainStringValue decodes a JSON string; ok is false for any other value.
+func plainStringValue(v []byte) (string, bool) {
+	if v[0] != '"' {
+		return "", false
 	}
-	return nil
+	return jsonscan.StringValue(v)
 }
 
 // syntax turns a decoding error into an InputError at the right line.
@@ -339,13 +427,11 @@ func skipSep(data []byte, off int) int {
 	return off
 }
 
+// hasMember reports whether the object raw, valid JSON, has a member named name.
 func hasMember(raw json.RawMessage, name string) bool {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
-		return false
-	}
-	_, ok := m[name]
-	return ok
+	found := false
+	_ = jsonscan.Members(raw, func(k, _ []byte) { found = found || string(k) == name })
+	return found
 }
 
 func isNullJSON(raw json.RawMessage) bool { return string(jsonscan.TrimSpace(raw)) == "null" }

@@ -41,10 +41,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
 
+	"github.com/directline-go/directline/activity/jsonscan"
 	"github.com/directline-go/directline/sortkeys"
 	"github.com/directline-go/directline/sortkeys/findings"
 )
@@ -281,7 +283,35 @@ func lastRevisions(log *Log) map[string]json.RawMessage {
 
 const excerptRunes = 48
 
+// description is what a row shows of an activity.
+type description struct {
+	typ, text, role, timestamp string
+	attachments                int
+	seq                        json.RawMessage
+}
+
+// describe fills r from the activity raw, which comes from the log (ReadLog hands out valid JSON
+// only). A member of an unexpected JSON type leaves the row without a description.
 func describe(r *row, raw json.RawMessage) {
+	d, ok := plainDescription(raw)
+	if !ok {
+		if d, ok = decodedDescription(raw); !ok {
+			return
+		}
+	}
+	r.Type, r.Role, r.Timestamp, r.SequenceID = d.typ, d.role, d.timestamp, string(d.seq)
+	text := strings.Join(strings.Fields(d.text), " ")
+	if text == "" && d.attachments > 0 {
+		text = fmt.Sprintf("[%d attachments]", d.attachments)
+	}
+	if utf8.RuneCountInString(text) > excerptRunes {
+		text = string([]rune(text)[:excerptRunes-1]) + "…"
+	}
+	r.Text = text
+}
+
+// decodedDescription reads a description with encoding/json.
+func decodedDescription(raw json.RawMessage) (description, bool) {
 	var a struct {
 		Type      string `json:"type"`
 		Text      string `json:"text"`
@@ -293,26 +323,115 @@ func describe(r *row, raw json.RawMessage) {
 		ChannelData map[string]json.RawMessage `json:"channelData"`
 	}
 	if json.Unmarshal(raw, &a) != nil {
-		return
+		return description{}, false
 	}
-	r.Type = a.Type
+	d := description{typ: a.Type, text: a.Text, attachments: len(a.Attachments), seq: a.ChannelData["webchat:sequence-id"]}
 	if a.From != nil {
-		r.Role = a.From.Role
-	}
-	text := strings.Join(strings.Fields(a.Text), " ")
-	if text == "" && len(a.Attachments) > 0 {
-		text = fmt.Sprintf("[%d attachments]", len(a.Attachments))
-	}
-	if utf8.RuneCountInString(text) > excerptRunes {
-		text = string([]rune(text)[:excerptRunes-1]) + "…"
-	}
-	r.Text = text
-	if seq, ok := a.ChannelData["webchat:sequence-id"]; ok {
-		r.SequenceID = string(seq)
+		d.role = a.From.Role
 	}
 	if a.Timestamp != nil {
-		r.Timestamp = fmt.Sprint(a.Timestamp)
+		d.timestamp = fmt.Sprint(a.Timestamp)
 	}
+	return d, true
+}
+
+// plainDescription reads a description from valid JSON without encoding/json when every member
+// it reads has the JSON type it wants (strings, from an object, attachments an array,
+// channelData an object) or is null; ok is false otherwise, and encoding/json then decides, with
+// its case-insensitive key matching and its errors.
+func plainDescription(raw json.RawMessage) (d description, ok bool) {
+	ok = true
+	// str reads a string member; null leaves it as it was, as encoding/json leaves a string.
+	str := func(dst *string, v []byte) {
+		if v[0] != 'n' {
+			var isStr bool
+			*dst, isStr = plainStringValue(v)
+			ok = ok && isStr
+		}
+	}
+	// A repeated member is decoded into what the first one left (a map, a pointed-to struct):
+	// encoding/json decides.
+	var seen uint8
+	err := jsonscan.Members(raw, func(k, v []byte) {
+		if !ok {
+			return
+		}
+		if i := slices.Index(describedMembers, string(k)); i >= 0 {
+			ok = seen&(1<<i) == 0
+			seen |= 1 << i
+		}
+		switch string(k) {
+		case "type":
+			str(&d.typ, v)
+		case "text":
+			str(&d.text, v)
+		case "timestamp":
+			// null makes the member nil, which is not shown.
+			d.timestamp = ""
+			str(&d.timestamp, v)
+		case "from":
+			d.role, ok = fromRole(v)
+		case "attachments":
+			d.attachments = 0
+			switch v[0] {
+			case '[':
+				_ = jsonscan.Elements(v, func([]byte) { d.attachments++ })
+			case 'n':
+			default:
+				ok = false
+			}
+		case "channelData":
+			switch v[0] {
+			case '{':
+				d.seq = nil
+				_ = jsonscan.Members(v, func(ck, cv []byte) {
+					if string(ck) == "webchat:sequence-id" {
+						d.seq = cv
+					}
+				})
+			case 'n':
+				d.seq = nil
+			default:
+				ok = false
+			}
+		default:
+			for _, name := range describedMembers {
+				if strings.EqualFold(string(k), name) {
+					ok = false
+				}
+			}
+		}
+	})
+	return d, ok && err == nil
+}
+
+// describedMembers are the JSON names plainDescription reads.
+var describedMembers = []string{"type", "text", "timestamp", "from", "attachments", "channelData"}
+
+// fromRole reads from.role as plainDescription does; ok is false where encoding/json decides.
+func fromRole(v []byte) (role string, ok bool) {
+	switch v[0] {
+	case 'n':
+		return "", true
+	case '{':
+	default:
+		return "", false
+	}
+	ok = true
+	_ = jsonscan.Members(v, func(k, rv []byte) {
+		switch {
+		case string(k) == "role":
+			if rv[0] == 'n' {
+				return
+			}
+			var isStr bool
+			role, isStr = plainStringValue(rv)
+			ok = ok && isStr
+		case strings.EqualFold(string(k), "role"):
+			ok = false
+		}
+	})
+	return role, ok
 }
 
 func writeText(w io.Writer, withScreen bool, source string, log *Log, rep findings.Report, rows []row) error {

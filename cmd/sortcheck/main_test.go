@@ -459,8 +459,19 @@ func FuzzReadLog(f *testing.F) {
 	f.Add(vector(cleanActivities))
 	f.Add("[{\"activities\":null}]")
 	f.Add(`{"seq":1,"kind":"revision","activity":{"type":"typing"}}`)
+	f.Add(`{"events":[{"op":"incoming","activity":{"type":"message"},"OP":"post","at":1e999}]}`)
+	f.Add(`{"events":[{"op":"delete","activityID":"a\u0062","activity":null,"at":-2.5}]}`)
+	f.Add("{\"type\":\"message\"}\n{\"a\":tru}\n{\"b\":1}")
+	f.Add("{\"op\":\"incoming\",\"activity\":{}} , {\"op\":\"post\",\"activity\":{}}")
 	f.Fuzz(func(t *testing.T, s string) {
 		log, err := ReadLog([]byte(s))
+		ref, refErr := readLog([]byte(s), false)
+		if fmt.Sprint(err) != fmt.Sprint(refErr) {
+			t.Fatalf("error %v, without the shortcut %v", err, refErr)
+		}
+		if err == nil && !sameLog(log, ref) {
+			t.Fatalf("log %+v, without the shortcut %+v", log, ref)
+		}
 		if err != nil {
 			var ie *InputError
 			if !errors.As(err, &ie) {
@@ -472,4 +483,81 @@ func FuzzReadLog(f *testing.F) {
 			t.Fatalf("%d events, %d lines", len(log.Events), len(log.Lines))
 		}
 	})
+}
+
+func sameLog(a, b *Log) bool {
+	if a.Format != b.Format || a.Profile != b.Profile || a.UserID != b.UserID || len(a.Events) != len(b.Events) ||
+		fmt.Sprint(a.Lines) != fmt.Sprint(b.Lines) {
+		return false
+	}
+	for i, ev := range a.Events {
+		want := b.Events[i]
+		if ev.Op != want.Op || !bytes.Equal(ev.Activity, want.Activity) || ev.ClientActivityID != want.ClientActivityID ||
+			ev.ActivityID != want.ActivityID || (ev.At == nil) != (want.At == nil) || (ev.At != nil && *ev.At != *want.At) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestShortcutReadsAsDecoder: reading streams and events without encoding/json gives the events,
+// lines and errors the decoder gives, in every format and on broken input.
+func TestShortcutReadsAsDecoder(t *testing.T) {
+	inputs := []string{jsonLines(cleanActivities), transcript(cleanActivities), activitySets(cleanActivities),
+		vector(cleanActivities), vector(cleanActivities) + "x", jsonLines(cleanActivities) + "{\"a\":",
+		jsonLines(cleanActivities) + "[1]\n", "{\"a\":1}x", "{\"a\":1},{\"b\":2}", `{"events":[{"Op":"incoming","activity":{}}]}`,
+		`{"events":[{"op":"incoming","activity":{},"clientActivityID":null,"at":null}]}`, `{"events":[{"op":7}]}`,
+		`{"events":[{"op":"incoming","activity":{},"at":"5"}]}`, `{"events":[{"op":"incoming","activity":"x"}]}`,
+		`{"seq":1,"kind":"activity","activity":{"type":"message"}}`, "\ufeff" + jsonLines(misplacedActivities)}
+	for _, s := range inputs {
+		log, err := ReadLog([]byte(s))
+		ref, refErr := readLog([]byte(s), false)
+		if fmt.Sprint(err) != fmt.Sprint(refErr) || (err == nil && !sameLog(log, ref)) {
+			t.Errorf("%q: %+v %v, without the shortcut %+v %v", s, log, err, ref, refErr)
+		}
+	}
+}
+
+// checkDescription: where the shortcut reads an activity's description, encoding/json reads the
+// same one.
+func checkDescription(t *testing.T, raw []byte) {
+	t.Helper()
+	if !json.Valid(raw) {
+		return
+	}
+	got, ok := plainDescription(raw)
+	if !ok {
+		return
+	}
+	want, wantOK := decodedDescription(raw)
+	if !wantOK || got.typ != want.typ || got.text != want.text || got.role != want.role ||
+		got.timestamp != want.timestamp || got.attachments != want.attachments || !bytes.Equal(got.seq, want.seq) {
+		t.Fatalf("%s: shortcut %+v, encoding/json %+v (%v)", raw, got, want, wantOK)
+	}
+}
+
+var descriptionSeeds = append([]string{
+	`{"type":"message","text":null,"timestamp":null,"from":null,"attachments":null,"channelData":null}`,
+	`{"type":"message","text":"a","from":{"role":"bot","role":null},"attachments":[{},{}],"channelData":{"webchat:sequence-id":3,"webchat:sequence-id":"4"}}`,
+	`{"Type":"x"}`, `{"text":5}`, `{"timestamp":12.5}`, `{"from":"bot"}`, `{"from":{"ROLE":"bot"}}`,
+	`{"text":"a","text":"b"}`, `{"channelData":{"a":1},"channelData":{"b":2}}`, `{"timeſtamp":"x"}`,
+	`{"text":"caf\u00e9 \ud800"}`, "{\"text\":\"\xff\"}", `[1]`, `{"attachments":{}}`,
+}, cleanActivities...)
+
+func TestDescriptionShortcut(t *testing.T) {
+	for _, s := range descriptionSeeds {
+		checkDescription(t, []byte(s))
+	}
+	var r row
+	describe(&r, json.RawMessage(cleanActivities[1]))
+	if r.Type != "message" || r.Role != "bot" || r.Text != "hi there" || r.SequenceID != "2" || r.Timestamp != "2024-05-01T10:00:01.000Z" {
+		t.Errorf("row %+v", r)
+	}
+}
+
+func FuzzDescription(f *testing.F) {
+	for _, s := range descriptionSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) { checkDescription(t, []byte(s)) })
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/directline-go/directline/activity"
 	"github.com/directline-go/directline/sortkeys"
@@ -515,6 +516,7 @@ func (c *checker) order(rep *Report) {
 	list, basis := c.serviceOrder()
 	rep.Summary.ServiceOrder = basis
 	var prevT *delivery
+	var pt time.Time
 	for k := range list {
 		d := &list[k]
 		if !d.a.tsString {
@@ -525,7 +527,6 @@ func (c *checker) order(rep *Report) {
 			continue
 		}
 		if prevT != nil {
-			pt, _ := parseTimestamp(prevT.a.ts)
 			switch {
 			case t.Equal(pt):
 				c.add(TimestampNotIncreasing, d.index, d.a.name(), fmt.Sprintf("timestamp %s equals that of %s, the activity before it in the service's order", d.a.ts, prevT.a.name()))
@@ -533,7 +534,7 @@ func (c *checker) order(rep *Report) {
 				c.add(TimestampNotIncreasing, d.index, d.a.name(), fmt.Sprintf("timestamp %s is earlier than %s of %s, the activity before it in the service's order", d.a.ts, prevT.a.ts, prevT.a.name()))
 			}
 		}
-		prevT = d
+		prevT, pt = d, t
 	}
 
 	rank := make(map[string]int, len(list))

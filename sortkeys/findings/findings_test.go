@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/directline-go/directline/sortkeys"
 )
@@ -379,10 +380,7 @@ func FuzzParseTimestamp(f *testing.F) {
 	for _, s := range []string{"2024-05-01T10:00:00.000Z", "2024-05-01T10:00:00+09:00", "garbage", "2024-13"} {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, s string) {
-		parseTimestamp(s)
-		isoFraction(s)
-	})
+	f.Fuzz(func(t *testing.T, s string) { checkServiceShape(t, s) })
 }
 
 func FuzzCheck(f *testing.F) {
@@ -419,5 +417,40 @@ func TestEveryProfileCountsInversions(t *testing.T) {
 		if moved != 2 || rep.Service[3].Display != 3 {
 			t.Errorf("%s: placements %+v", p, rep.Service)
 		}
+	}
+}
+
+// checkServiceShape: the shortcut for the services' timestamp shape answers as the regular
+// expressions and time.Parse do.
+func checkServiceShape(t *testing.T, s string) {
+	t.Helper()
+	got, gotOK := parseTimestamp(s)
+	want, wantOK := time.Time{}, false
+	if isoDateTime.MatchString(s) {
+		want, wantOK = parseISO(s)
+	} else if _, short := parseServiceShape(s); short {
+		t.Fatalf("%q: read by the shortcut but not ISO", s)
+	}
+	if serviceShape(s) && (gotOK != wantOK || !got.Equal(want)) {
+		t.Fatalf("parseTimestamp(%q) = %v %v, general path %v %v", s, got, gotOK, want, wantOK)
+	}
+	digits, iso := isoFraction(s)
+	m := rfc3339.FindStringSubmatch(s)
+	if iso != (m != nil) || (m != nil && digits != len(m[1])) {
+		t.Fatalf("isoFraction(%q) = %d %v, expression %q", s, digits, iso, m)
+	}
+}
+
+func TestServiceShapeMatchesGeneralPath(t *testing.T) {
+	for _, s := range []string{
+		"2024-05-01T10:00:00.000Z", "2024-02-29T23:59:59.999Z", "2023-02-29T10:00:00.000Z",
+		"2024-04-31T10:00:00.000Z", "2024-13-01T10:00:00.000Z", "2024-00-10T10:00:00.000Z",
+		"2024-05-00T10:00:00.000Z", "2024-05-01T24:00:00.000Z", "2024-05-01T10:60:00.000Z",
+		"2024-05-01T10:00:60.000Z", "0000-01-01T00:00:00.000Z", "1900-02-29T00:00:00.000Z",
+		"2000-02-29T00:00:00.000Z", "2024-05-01T10:00:00.000+00:00", "2024-05-01T10:00:00.00Z",
+		"2024-05-01T10:00:00.0000Z", "2024-05-01 10:00:00.000Z", "2024-05-01T10:00:00,000Z",
+		"2024-05-01T1a:00:00.000Z", "２024-05-01T10:00:00.000Z",
+	} {
+		checkServiceShape(t, s)
 	}
 }

@@ -69,8 +69,11 @@ func parseAct(raw json.RawMessage, userID string) (*act, bool) {
 		a.localTS, _ = str(raw)
 		a.localTSPresent = true
 	}
-	a.cd, _ = members(m["channelData"])
-	_ = json.Unmarshal(m["entities"], &a.entities)
+	// The activity is valid JSON: its members are read without validating them again.
+	a.cd, _ = validMembers(m["channelData"])
+	if e := jsonscan.TrimSpace(m["entities"]); len(e) > 0 && e[0] == '[' {
+		_ = jsonscan.Elements(e, func(v []byte) { a.entities = append(a.entities, v) })
+	}
 	a.clientID, _ = str(a.cd[activity.KeyClientActivityID])
 	if raw, ok := a.cd[activity.KeySequenceID]; ok && !isNull(raw) {
 		a.seqRaw = raw
@@ -111,7 +114,8 @@ func plainShape(m map[string]json.RawMessage) bool {
 			return false
 		}
 	}
-	if _, ok := m["attachments"]; ok {
+	// An empty attachments array is all a sent message usually has, and nothing in it can fail.
+	if v, ok := m["attachments"]; ok && !isEmptyArray(v) {
 		return false
 	}
 	if v, ok := m["entities"]; ok && !startsWith(v, '[') {
@@ -125,7 +129,7 @@ func plainShape(m map[string]json.RawMessage) bool {
 		if !ok {
 			continue
 		}
-		acc, ok := members(v)
+		acc, ok := validMembers(v)
 		if !ok {
 			return false
 		}
@@ -146,7 +150,7 @@ func startsWith(raw json.RawMessage, c byte) bool {
 // inferRole applies Web Chat's role inference (observeActivitySaga.ts): no from → channel; no
 // role → user when from.id is the user id, bot when it is set, channel otherwise.
 func inferRole(raw json.RawMessage, userID string) string {
-	from, ok := members(raw)
+	from, ok := validMembers(raw)
 	if !ok {
 		return "channel"
 	}
@@ -189,8 +193,7 @@ func (a *act) streamMeta() (streamMeta, bool) {
 	if _, ok := src["streamType"]; !ok {
 		src = nil
 		for _, raw := range a.entities {
-			var e map[string]json.RawMessage
-			if json.Unmarshal(raw, &e) == nil {
+			if e, ok := validMembers(raw); ok {
 				if t, _ := str(e["type"]); t == "streaminfo" {
 					src = e
 					break
@@ -212,8 +215,8 @@ func (a *act) streamMeta() (streamMeta, bool) {
 // type starts with https://schema.org/ and whose @id is "" (getOrgSchemaMessage.ts).
 func (a *act) messageEntity() map[string]json.RawMessage {
 	for _, raw := range a.entities {
-		var e map[string]json.RawMessage
-		if json.Unmarshal(raw, &e) != nil {
+		e, ok := validMembers(raw)
+		if !ok {
 			continue
 		}
 		t, _ := str(e["type"])
@@ -248,19 +251,95 @@ func str(raw json.RawMessage) (string, bool) { return jsonscan.StringValue(raw) 
 // sees; keys are unescaped, and keys with invalid UTF-8 read with its replacement characters, as
 // encoding/json reads them.
 func members(raw json.RawMessage) (map[string]json.RawMessage, bool) {
+	if !json.Valid(raw) {
+		return nil, false
+	}
+	return validMembers(raw)
+}
+
+// validMembers is members for a value already known to be valid JSON, such as a member of an
+// activity members has read.
+func validMembers(raw json.RawMessage) (map[string]json.RawMessage, bool) {
 	t := jsonscan.TrimSpace(raw)
-	if len(t) == 0 || t[0] != '{' || !json.Valid(t) {
+	if len(t) == 0 || t[0] != '{' {
 		return nil, false
 	}
 	m := map[string]json.RawMessage{}
 	jsonscan.Members(t, func(k, v []byte) {
-		key := string(k)
-		if !utf8.Valid(k) {
-			_ = json.Unmarshal(append(append([]byte{'"'}, k...), '"'), &key)
+		key, known := commonKey(k)
+		if !known {
+			key = string(k)
+			if !utf8.Valid(k) {
+				_ = json.Unmarshal(append(append([]byte{'"'}, k...), '"'), &key)
+			}
 		}
 		m[key] = v
 	})
 	return m, true
+}
+
+// commonKey returns the member names of activities, channelData, accounts and entities as
+// constants, so that the maps of a long log do not allocate a copy of each.
+func commonKey(k []byte) (string, bool) {
+	switch string(k) {
+	case "type":
+		return "type", true
+	case "id":
+		return "id", true
+	case "timestamp":
+		return "timestamp", true
+	case "localTimestamp":
+		return "localTimestamp", true
+	case "localTimezone":
+		return "localTimezone", true
+	case "locale":
+		return "locale", true
+	case "from":
+		return "from", true
+	case "recipient":
+		return "recipient", true
+	case "conversation":
+		return "conversation", true
+	case "channelId":
+		return "channelId", true
+	case "serviceUrl":
+		return "serviceUrl", true
+	case "text":
+		return "text", true
+	case "replyToId":
+		return "replyToId", true
+	case "channelData":
+		return "channelData", true
+	case "entities":
+		return "entities", true
+	case "attachments":
+		return "attachments", true
+	case "name":
+		return "name", true
+	case "role":
+		return "role", true
+	case activity.KeyClientActivityID:
+		return activity.KeyClientActivityID, true
+	case activity.KeySequenceID:
+		return activity.KeySequenceID, true
+	case "streamType":
+		return "streamType", true
+	case "streamId":
+		return "streamId", true
+	case "streamSequence":
+		return "streamSequence", true
+	case "@context":
+		return "@context", true
+	case "@id":
+		return "@id", true
+	case "@type":
+		return "@type", true
+	case "isPartOf":
+		return "isPartOf", true
+	case "position":
+		return "position", true
+	}
+	return "", false
 }
 
 func number(raw json.RawMessage) (float64, bool) {
@@ -273,6 +352,11 @@ func number(raw json.RawMessage) (float64, bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+func isEmptyArray(raw json.RawMessage) bool {
+	t := jsonscan.TrimSpace(raw)
+	return len(t) >= 2 && t[0] == '[' && len(jsonscan.TrimSpace(t[1:len(t)-1])) == 0
 }
 
 func isNull(raw json.RawMessage) bool { return string(jsonscan.TrimSpace(raw)) == "null" }

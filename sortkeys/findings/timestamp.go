@@ -27,6 +27,9 @@ var legacyLayouts = []string{
 // parseTimestamp approximates JavaScript's Date.parse: ok is false where it gives NaN. The
 // returned time is used only to compare timestamps of one log, so a missing offset counts as UTC.
 func parseTimestamp(s string) (t time.Time, ok bool) {
+	if t, ok := parseServiceShape(s); ok {
+		return t, true
+	}
 	if isoDateTime.MatchString(s) {
 		return parseISO(s)
 	}
@@ -74,9 +77,58 @@ func parseISO(s string) (time.Time, bool) {
 
 // isoFraction reports whether s is an RFC 3339 date-time, and how many fractional digits it has.
 func isoFraction(s string) (digits int, ok bool) {
+	if serviceShape(s) {
+		return 3, true
+	}
 	m := rfc3339.FindStringSubmatch(s)
 	if m == nil {
 		return 0, false
 	}
 	return len(m[1]), true
+}
+
+// serviceShape reports whether s has the shape services send, YYYY-MM-DDTHH:MM:SS.sssZ (digits
+// where the layout has them), which the two expressions above both match. Checking it directly
+// spares them for nearly every timestamp of a log.
+func serviceShape(s string) bool {
+	const layout = "dddd-dd-ddTdd:dd:dd.dddZ"
+	if len(s) != len(layout) {
+		return false
+	}
+	for i := 0; i < len(layout); i++ {
+		if layout[i] == 'd' {
+			if s[i] < '0' || s[i] > '9' {
+				return false
+			}
+		} else if s[i] != layout[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// parseServiceShape is parseISO for a timestamp of serviceShape; ok is false for any other
+// string and for fields out of range, which parseISO rejects as well.
+func parseServiceShape(s string) (time.Time, bool) {
+	if !serviceShape(s) {
+		return time.Time{}, false
+	}
+	num := func(i, n int) int {
+		v := 0
+		for _, c := range []byte(s[i : i+n]) {
+			v = v*10 + int(c-'0')
+		}
+		return v
+	}
+	y, mo, d := num(0, 4), num(5, 2), num(8, 2)
+	h, mi, sec, ms := num(11, 2), num(14, 2), num(17, 2), num(20, 3)
+	if mo < 1 || mo > 12 || d < 1 || d > daysIn(time.Month(mo), y) || h > 23 || mi > 59 || sec > 59 {
+		return time.Time{}, false
+	}
+	return time.Date(y, time.Month(mo), d, h, mi, sec, ms*int(time.Millisecond), time.UTC), true
+}
+
+// daysIn is the number of days of month m in year y (proleptic Gregorian calendar).
+func daysIn(m time.Month, y int) int {
+	return time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
 }
