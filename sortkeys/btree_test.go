@@ -35,13 +35,21 @@ func TestBtreeListMatchesSliceList(t *testing.T) {
 				u := &unit{}
 				randomize(u)
 				i := ref.FirstGreater(u)
-				if k%2 == 0 {
+				if got := fast.FirstGreater(u); got != i {
+					t.Fatalf("seed %d op %d: FirstGreater %d, want %d", seed, op, got, i)
+				}
+				// Insertions at a random index, at the end (the append path), and ordered in one
+				// descent (InsertOrdered).
+				switch k % 4 {
+				case 0:
 					i = rng.IntN(ref.Len() + 1)
+					fast.Insert(u, i)
+				case 1:
+					i = ref.Len()
+					fast.Insert(u, i)
+				default:
+					fast.InsertOrdered(u)
 				}
-				if got := fast.FirstGreater(u); got != ref.FirstGreater(u) {
-					t.Fatalf("seed %d op %d: FirstGreater %d, want %d", seed, op, got, ref.FirstGreater(u))
-				}
-				fast.Insert(u, i)
 				ref.Insert(u, i)
 				in = append(in, u)
 			case k < 14:
@@ -188,8 +196,8 @@ func checkMaxima(t *testing.T, nd *bnode) {
 		if nd.get(j) != a || nd.cnt[j] != n {
 			t.Fatalf("entry %d holds %+v over %d units; its kid has %+v over %d", j, nd.get(j), nd.cnt[j], a, n)
 		}
-		if nd.kids[j].parent != nd {
-			t.Fatalf("kid %d does not point back to its parent", j)
+		if nd.kids[j].parent != nd || nd.kids[j].slot != j {
+			t.Fatalf("kid %d does not point back to its parent and entry", j)
 		}
 		checkMaxima(t, nd.kids[j])
 	}

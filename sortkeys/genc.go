@@ -309,7 +309,7 @@ func (g *genC) upsert(r *record) {
 		g.list.Reposition(u)
 		return
 	}
-	g.list.Insert(u, g.list.FirstGreater(u))
+	g.list.InsertOrdered(u)
 }
 
 // newSession allocates a session with room for sessionRoom entries: a session gets a few

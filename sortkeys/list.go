@@ -15,6 +15,9 @@ const (
 // grouping; in gen-a and gen-b always one activity.
 type unit struct {
 	kind unitKind
+	// slot is where u was last seen in its leaf: a hint that shifts inside the leaf leave stale
+	// (they do not touch the units they move), checked before the leaf is scanned.
+	slot uint8
 	// lid is a gen-c plain unit's local id: the order is read without touching its record.
 	lid int32
 	// rec is the activity of a plain unit (gen-c) or of every gen-a/gen-b unit.
@@ -46,8 +49,10 @@ type unitList interface {
 	// Refresh must be called after u's ts, lts or seq changed in place.
 	Refresh(u *unit)
 	// Reposition moves u, which is in the list and whose ts or lts may have changed in place, to
-	// where Remove(u) followed by Insert(u, FirstGreater(u)) puts it.
+	// where Remove(u) followed by InsertOrdered(u) puts it.
 	Reposition(u *unit)
+	// InsertOrdered is Insert(u, FirstGreater(u)).
+	InsertOrdered(u *unit)
 	// FirstGreater is the index of the first unit X with compare(X, q) > 0 (gen-c comparator,
 	// WEBCHAT-ORDERING §4.3 step 5), or Len() when there is none.
 	FirstGreater(q *unit) int
@@ -96,8 +101,11 @@ type bnode struct {
 	units  [bmax]*unit
 	kids   [bmax]*bnode
 	n      int
-	leaf   bool
-	cnt    [bmax]int
+	// slot is the entry of parent holding the node: walks up the tree read it instead of
+	// scanning the parent's kids.
+	slot int
+	leaf bool
+	cnt  [bmax]int
 	// The keys last: they hold no pointers, so the garbage collector does not scan them.
 	ts, ltsUndef, ltsAll, seq [bmax]float64
 }
@@ -155,21 +163,20 @@ func (nd *bnode) summary() (aggs, int) {
 	return a, c
 }
 
-// slotOf is the entry of nd holding kid c.
-func (nd *bnode) slotOf(c *bnode) int {
-	for j := 0; j < nd.n; j++ {
-		if nd.kids[j] == c {
+// unitSlot is the entry of u's leaf holding u. The search starts at u's hint and goes down
+// first: removals before u, which move it down, are the usual reason for a stale hint.
+func unitSlot(u *unit) int {
+	nd := u.leaf
+	h := min(int(u.slot), nd.n-1)
+	for j := h; j >= 0; j-- {
+		if nd.units[j] == u {
+			u.slot = uint8(j)
 			return j
 		}
 	}
-	panic("sortkeys: B-tree node not under its parent")
-}
-
-// unitSlot is the entry of u's leaf holding u.
-func unitSlot(u *unit) int {
-	nd := u.leaf
-	for j := 0; j < nd.n; j++ {
+	for j := h + 1; j < nd.n; j++ {
 		if nd.units[j] == u {
+			u.slot = uint8(j)
 			return j
 		}
 	}
@@ -183,6 +190,9 @@ func (nd *bnode) openAt(j int) {
 	} else {
 		copy(nd.kids[j+1:nd.n+1], nd.kids[j:nd.n])
 		copy(nd.cnt[j+1:nd.n+1], nd.cnt[j:nd.n])
+		for k := j + 1; k <= nd.n; k++ {
+			nd.kids[k].slot = k
+		}
 	}
 	copy(nd.ts[j+1:nd.n+1], nd.ts[j:nd.n])
 	copy(nd.ltsUndef[j+1:nd.n+1], nd.ltsUndef[j:nd.n])
@@ -200,6 +210,9 @@ func (nd *bnode) closeAt(j int) {
 		copy(nd.kids[j:], nd.kids[j+1:nd.n])
 		nd.kids[nd.n-1] = nil
 		copy(nd.cnt[j:], nd.cnt[j+1:nd.n])
+		for k := j; k < nd.n-1; k++ {
+			nd.kids[k].slot = k
+		}
 	}
 	copy(nd.ts[j:], nd.ts[j+1:nd.n])
 	copy(nd.ltsUndef[j:], nd.ltsUndef[j+1:nd.n])
@@ -215,15 +228,15 @@ func (p *bnode) splitKid(j, h int) {
 	if c.leaf {
 		copy(s.units[:], c.units[h:c.n])
 		clear(c.units[h:c.n])
-		for _, u := range s.units[:s.n] {
-			u.leaf = s
+		for x, u := range s.units[:s.n] {
+			u.leaf, u.slot = s, uint8(x)
 		}
 	} else {
 		copy(s.kids[:], c.kids[h:c.n])
 		clear(c.kids[h:c.n])
 		copy(s.cnt[:], c.cnt[h:c.n])
-		for _, k := range s.kids[:s.n] {
-			k.parent = s
+		for x, k := range s.kids[:s.n] {
+			k.parent, k.slot = s, x
 		}
 	}
 	copy(s.ts[:], c.ts[h:c.n])
@@ -233,6 +246,7 @@ func (p *bnode) splitKid(j, h int) {
 	c.n = h
 	p.openAt(j + 1)
 	p.kids[j+1] = s
+	s.slot = j + 1
 	a, n := c.summary()
 	p.set(j, a)
 	p.cnt[j] = n
@@ -258,20 +272,14 @@ func splitPoint(i, n int) int {
 
 // Insert descends to the leaf position i, splitting full nodes on the way down so that the leaf
 // has room and a split never climbs back up; the counts and maxima of the path grow on the way.
+// An insertion at the end, the common case, follows the last entry of each node without
+// counting.
 func (t *btreeList) Insert(u *unit, i int) {
-	if t.root == nil {
-		t.root = &bnode{leaf: true}
+	if i == t.size {
+		t.insert(u, nil)
+		return
 	}
-	if t.root.n == bmax {
-		r := &bnode{n: 1}
-		r.kids[0] = t.root
-		a, n := t.root.summary()
-		r.set(0, a)
-		r.cnt[0] = n
-		t.root.parent = r
-		t.root = r
-		r.splitKid(0, splitPoint(i, n))
-	}
+	t.growRoot(false)
 	a := unitAggs(u)
 	nd := t.root
 	for !nd.leaf {
@@ -287,18 +295,100 @@ func (t *btreeList) Insert(u *unit, i int) {
 				j++
 			}
 		}
-		nd.cnt[j]++
-		nd.ts[j] = max(nd.ts[j], a.ts)
-		nd.ltsUndef[j] = max(nd.ltsUndef[j], a.ltsUndef)
-		nd.ltsAll[j] = max(nd.ltsAll[j], a.ltsAll)
-		nd.seq[j] = max(nd.seq[j], a.seq)
+		nd.grow(j, a)
 		nd = nd.kids[j]
 	}
+	nd.put(i, u, a)
+	t.size++
+}
+
+// InsertOrdered finds the place and inserts in one descent: at each level the entry whose subtree
+// holds the first unit that compares greater than u (its maxima pass the search), or the last
+// entry when none does, for an insertion at the end.
+func (t *btreeList) InsertOrdered(u *unit) {
+	s, any := greaterSearch(u)
+	if !any {
+		t.insert(u, nil)
+		return
+	}
+	t.insert(u, &s)
+}
+
+// insert puts u before the first unit that passes s, or at the end when s is nil or no unit
+// passes it.
+func (t *btreeList) insert(u *unit, s *search) {
+	if s != nil && t.root != nil && s.next(t.root, 0) == t.root.n {
+		s = nil
+	}
+	t.growRoot(s == nil)
+	a := unitAggs(u)
+	nd := t.root
+	for !nd.leaf {
+		j := nd.n - 1
+		if s != nil {
+			j = s.next(nd, 0)
+		}
+		if nd.kids[j].n == bmax {
+			if s == nil {
+				nd.splitKid(j, bmax-1)
+				j++
+			} else {
+				nd.splitKid(j, bmax/2)
+				// The first unit that passes is in one of the halves.
+				if s.next(nd, j) != j {
+					j++
+				}
+			}
+		}
+		nd.grow(j, a)
+		nd = nd.kids[j]
+	}
+	i := nd.n
+	if s != nil {
+		i = s.next(nd, 0)
+	}
+	nd.put(i, u, a)
+	t.size++
+}
+
+// growRoot adds a level above a full root, so that a descent never splits the root itself; atEnd
+// splits it as for an insertion at its end (splitPoint).
+func (t *btreeList) growRoot(atEnd bool) {
+	if t.root == nil {
+		t.root = &bnode{leaf: true}
+	}
+	if t.root.n < bmax {
+		return
+	}
+	r := &bnode{n: 1}
+	r.kids[0] = t.root
+	a, n := t.root.summary()
+	r.set(0, a)
+	r.cnt[0] = n
+	t.root.parent, t.root.slot = r, 0
+	t.root = r
+	h := bmax / 2
+	if atEnd {
+		h = bmax - 1
+	}
+	r.splitKid(0, h)
+}
+
+// grow counts a unit with keys a into entry j of the inner node nd.
+func (nd *bnode) grow(j int, a aggs) {
+	nd.cnt[j]++
+	nd.ts[j] = max(nd.ts[j], a.ts)
+	nd.ltsUndef[j] = max(nd.ltsUndef[j], a.ltsUndef)
+	nd.ltsAll[j] = max(nd.ltsAll[j], a.ltsAll)
+	nd.seq[j] = max(nd.seq[j], a.seq)
+}
+
+// put places u, with keys a, at entry i of the leaf nd.
+func (nd *bnode) put(i int, u *unit, a aggs) {
 	nd.openAt(i)
 	nd.units[i] = u
 	nd.set(i, a)
-	u.leaf = nd
-	t.size++
+	u.leaf, u.slot = nd, uint8(i)
 }
 
 // Remove takes u out of its leaf and fixes the counts up to the root, and the maxima as far as
@@ -314,7 +404,7 @@ func (t *btreeList) Remove(u *unit) {
 	keys := true
 	for nd.parent != nil {
 		p := nd.parent
-		j := p.slotOf(nd)
+		j := nd.slot
 		p.cnt[j]--
 		switch {
 		case nd.n == 0:
@@ -340,7 +430,7 @@ func (t *btreeList) Remove(u *unit) {
 	}
 	for !t.root.leaf && t.root.n == 1 {
 		t.root = t.root.kids[0]
-		t.root.parent = nil
+		t.root.parent, t.root.slot = nil, 0
 	}
 }
 
@@ -348,7 +438,7 @@ func (t *btreeList) Index(u *unit) int {
 	i := unitSlot(u)
 	for nd := u.leaf; nd.parent != nil; nd = nd.parent {
 		p := nd.parent
-		for j := 0; p.kids[j] != nd; j++ {
+		for j := 0; j < nd.slot; j++ {
 			i += p.cnt[j]
 		}
 	}
@@ -372,7 +462,7 @@ func (t *btreeList) Refresh(u *unit) {
 	nd.set(i, now)
 	for nd.parent != nil {
 		p := nd.parent
-		j := p.slotOf(nd)
+		j := nd.slot
 		m := p.get(j)
 		next, ok := lift(m, was, now)
 		if !ok {
@@ -424,7 +514,7 @@ func (t *btreeList) Reposition(u *unit) {
 		return
 	}
 	t.Remove(u)
-	t.Insert(u, t.FirstGreater(u))
+	t.InsertOrdered(u)
 }
 
 // staysPut reports, from u's own root-to-leaf path, that FirstGreater(u) is u's index + 1: no
@@ -447,7 +537,7 @@ func (t *btreeList) staysPut(u *unit) bool {
 	atEnd := lastInLeaf
 	for nd.parent != nil {
 		p := nd.parent
-		j := p.slotOf(nd)
+		j := nd.slot
 		if any && s.next(p, 0) < j {
 			return false
 		}

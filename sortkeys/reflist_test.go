@@ -28,6 +28,8 @@ func (s *sliceList) Index(u *unit) int {
 
 func (s *sliceList) Refresh(*unit) {}
 
+func (s *sliceList) InsertOrdered(u *unit) { s.Insert(u, s.FirstGreater(u)) }
+
 func (s *sliceList) Reposition(u *unit) {
 	s.Remove(u)
 	s.Insert(u, s.FirstGreater(u))
