@@ -19,6 +19,8 @@ type sessionEntry struct {
 }
 
 type session struct {
+	// sid is the session's id, kept by genC.keep.
+	sid       string
 	entries   []sessionEntry
 	finalized bool
 	ts        jsNum
@@ -36,6 +38,8 @@ type part struct {
 }
 
 type grouping struct {
+	// id is the grouping's id, kept by genC.keep.
+	id    string
 	parts []part
 	ts    jsNum
 	// u is the grouping's main-list unit.
@@ -63,6 +67,8 @@ type genC struct {
 	// sessionArena and entryRoom hold new sessions and their first entries.
 	sessionArena arena[session]
 	entryRoom    []sessionEntry
+	// keyRoom holds the ids of sessions and groupings (keep).
+	keyRoom []byte
 }
 
 func newGenC(list unitList) *genC {
@@ -209,12 +215,13 @@ func (g *genC) upsert(r *record) {
 	r.unitPrefix, r.unitKey = unitNone, ""
 	var gr *grouping
 	if isLS {
-		sid := ls.SessionID
 		first := s == nil
 		if first {
 			s = g.newSession()
-			g.sessions[sid] = s
+			s.sid = g.keep(ls.SessionID)
+			g.sessions[s.sid] = s
 		}
+		sid := s.sid
 		i := sort.Search(len(s.entries), func(i int) bool { return s.entries[i].seq > ls.Sequence })
 		s.entries = append(s.entries, sessionEntry{})
 		copy(s.entries[i+1:], s.entries[i:])
@@ -230,12 +237,13 @@ func (g *genC) upsert(r *record) {
 	if gid, pos, ok := g.partGrouping(r); ok {
 		gr = g.groups[gid]
 		if gr == nil {
-			gr = &grouping{}
-			g.groups[gid] = gr
+			gr = &grouping{id: g.keep(gid)}
+			g.groups[gr.id] = gr
 		}
+		gid = gr.id
 		existing := -1
 		for i, p := range gr.parts {
-			if (isLS && p.kind == unitSession && p.sid == ls.SessionID) ||
+			if (isLS && p.kind == unitSession && p.sid == key) ||
 				(!isLS && p.kind == unitActivity && p.lid == r.lid) {
 				existing = i
 				break
@@ -311,6 +319,23 @@ func (g *genC) upsert(r *record) {
 	}
 	g.list.InsertOrdered(u)
 }
+
+// keep copies an id that a map keeps as its key into chunks of its own: a lookup that finds the
+// id compares it with the kept copy, and the copies of all sessions and groupings are far fewer
+// bytes than the activities they come from, which a lookup would touch again otherwise.
+func (g *genC) keep(id string) string {
+	if id == "" {
+		return ""
+	}
+	if len(g.keyRoom)+len(id) > cap(g.keyRoom) {
+		g.keyRoom = make([]byte, 0, max(keyChunk, len(id)))
+	}
+	n := len(g.keyRoom)
+	g.keyRoom = append(g.keyRoom, id...)
+	return unsafe.String(&g.keyRoom[n], len(id))
+}
+
+const keyChunk = 1 << 16
 
 // newSession allocates a session with room for sessionRoom entries: a session gets a few
 // revisions, and growing its entries from nil took three or four allocations.

@@ -185,6 +185,10 @@ func unitSlot(u *unit) int {
 
 // openAt shifts entries j… of nd one place right.
 func (nd *bnode) openAt(j int) {
+	if j == nd.n {
+		nd.n++ // an append shifts nothing
+		return
+	}
 	if nd.leaf {
 		copy(nd.units[j+1:nd.n+1], nd.units[j:nd.n])
 	} else {
