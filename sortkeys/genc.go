@@ -24,8 +24,11 @@ type session struct {
 	entries   []sessionEntry
 	finalized bool
 	ts        jsNum
-	// u is the session's main-list unit.
-	u *unit
+	// u is the session's main-list unit once it has one: own, the unit kept inside the session
+	// with its first entries (room), so that a revision finds them in the lines it reads anyway.
+	u    *unit
+	own  unit
+	room [sessionRoom]sessionEntry
 }
 
 // part is one entry of a HowTo grouping's part list: a plain activity or a livestream session.
@@ -42,8 +45,9 @@ type grouping struct {
 	id    string
 	parts []part
 	ts    jsNum
-	// u is the grouping's main-list unit.
-	u *unit
+	// u is the grouping's main-list unit once it has one: own, kept inside the grouping.
+	u   *unit
+	own unit
 }
 
 type genC struct {
@@ -64,9 +68,7 @@ type genC struct {
 	partMemo map[uint64]partResult
 	memoSeed maphash.Seed
 	units    arena[unit]
-	// sessionArena and entryRoom hold new sessions and their first entries.
 	sessionArena arena[session]
-	entryRoom    []sessionEntry
 	// keyRoom holds the ids of sessions and groupings (keep).
 	keyRoom []byte
 }
@@ -291,15 +293,15 @@ func (g *genC) upsert(r *record) {
 	case unitSession:
 		u = s.u
 		if u == nil {
-			u, fresh = g.newUnit(), true
-			u.kind, u.sess = unitSession, s
+			u, fresh = &s.own, true
+			u.kind, u.sess, u.seq = unitSession, s, negInf
 			s.u = u
 		}
 	default:
 		u = gr.u
 		if u == nil {
-			u, fresh = g.newUnit(), true
-			u.kind, u.grp = unitGrouping, gr
+			u, fresh = &gr.own, true
+			u.kind, u.grp, u.seq = unitGrouping, gr, negInf
 			gr.u = u
 		}
 	}
@@ -337,22 +339,17 @@ func (g *genC) keep(id string) string {
 
 const keyChunk = 1 << 16
 
-// newSession allocates a session with room for sessionRoom entries: a session gets a few
+// newSession allocates a session whose entries start in its room: a session gets a few
 // revisions, and growing its entries from nil took three or four allocations.
 func (g *genC) newSession() *session {
 	s := g.sessionArena.alloc()
-	if len(g.entryRoom)+sessionRoom > cap(g.entryRoom) {
-		g.entryRoom = make([]sessionEntry, 0, sessionRoom*arenaChunk)
-	}
-	n := len(g.entryRoom)
-	s.entries = g.entryRoom[n : n : n+sessionRoom]
-	g.entryRoom = g.entryRoom[:n+sessionRoom]
+	s.entries = s.room[:0]
 	return s
 }
 
 const sessionRoom = 4
 
-// newUnit allocates a main-list unit. Gen-c never orders by seq: -Inf keeps it below every
+// newUnit allocates a plain main-list unit. Gen-c never orders by seq: -Inf keeps it below every
 // maximum, so that a removal from the B-tree rescans a node only for the keys gen-c has.
 func (g *genC) newUnit() *unit {
 	u := g.units.alloc()

@@ -97,15 +97,16 @@ const bmax = 64
 // ltsUndef[j], ltsAll[j] and seq[j]: a leaf's are its unit's own (unitAggs), an inner node's the
 // maxima over kid j's subtree. They never hold NaN, so > and == on them are exact.
 type bnode struct {
+	// The header first, in the line of the first units or kids.
 	parent *bnode
-	units  [bmax]*unit
-	kids   [bmax]*bnode
 	n      int
 	// slot is the entry of parent holding the node: walks up the tree read it instead of
 	// scanning the parent's kids.
-	slot int
-	leaf bool
-	cnt  [bmax]int
+	slot  int
+	leaf  bool
+	units [bmax]*unit
+	kids  [bmax]*bnode
+	cnt   [bmax]int
 	// The keys last: they hold no pointers, so the garbage collector does not scan them.
 	ts, ltsUndef, ltsAll, seq [bmax]float64
 }
