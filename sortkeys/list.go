@@ -322,7 +322,7 @@ func (t *btreeList) InsertOrdered(u *unit) {
 // insert puts u before the first unit that passes s, or at the end when s is nil or no unit
 // passes it.
 func (t *btreeList) insert(u *unit, s *search) {
-	if s != nil && t.root != nil && s.next(t.root, 0) == t.root.n {
+	if s != nil && t.root != nil && s.next(t.root, 0, t.root.n) == t.root.n {
 		s = nil
 	}
 	t.growRoot(s == nil)
@@ -331,7 +331,7 @@ func (t *btreeList) insert(u *unit, s *search) {
 	for !nd.leaf {
 		j := nd.n - 1
 		if s != nil {
-			j = s.next(nd, 0)
+			j = s.next(nd, 0, nd.n)
 		}
 		if nd.kids[j].n == bmax {
 			if s == nil {
@@ -340,7 +340,7 @@ func (t *btreeList) insert(u *unit, s *search) {
 			} else {
 				nd.splitKid(j, bmax/2)
 				// The first unit that passes is in one of the halves.
-				if s.next(nd, j) != j {
+				if s.next(nd, j, j+1) != j {
 					j++
 				}
 			}
@@ -350,7 +350,7 @@ func (t *btreeList) insert(u *unit, s *search) {
 	}
 	i := nd.n
 	if s != nil {
-		i = s.next(nd, 0)
+		i = s.next(nd, 0, nd.n)
 	}
 	nd.put(i, u, a)
 	t.size++
@@ -533,17 +533,17 @@ func (t *btreeList) staysPut(u *unit) bool {
 	lastInLeaf := i == nd.n-1
 	s, any := greaterSearch(u)
 	// The next unit's keys are in the leaf: it compares greater exactly when it passes the search.
-	if !lastInLeaf && (!any || s.next(nd, i+1) != i+1) {
+	if !lastInLeaf && (!any || s.next(nd, i+1, i+2) != i+1) {
 		return false
 	}
-	if any && s.next(nd, 0) < i {
+	if any && s.next(nd, 0, i) < i {
 		return false
 	}
 	atEnd := lastInLeaf
 	for nd.parent != nil {
 		p := nd.parent
 		j := nd.slot
-		if any && s.next(p, 0) < j {
+		if any && s.next(p, 0, j) < j {
 			return false
 		}
 		atEnd = atEnd && j == p.n-1
@@ -568,35 +568,50 @@ const (
 	searchSeq             // seq above v
 )
 
-// next is the first entry of nd at or after j that passes s, or nd.n. One tight loop per mode:
+// next is the first entry of nd in [j, end) that passes s, or end. One tight loop per mode:
 // a search scans up to bmax entries per level.
-func (s *search) next(nd *bnode, j int) int {
-	n := nd.n
+func (s *search) next(nd *bnode, j, end int) int {
+	v, lts := s.v, s.lts
 	switch s.mode {
 	case searchTs:
+		ts := nd.ts[:end]
 		if s.plainLts {
-			for j < n && !(nd.ts[j] > s.v || nd.ltsUndef[j] > s.lts) {
-				j++
+			lu := nd.ltsUndef[:end]
+			for ; j < len(ts); j++ {
+				if ts[j] > v || lu[j] > lts {
+					return j
+				}
 			}
-			return j
+			return end
 		}
-		for j < n && !(nd.ts[j] > s.v) {
-			j++
+		for ; j < len(ts); j++ {
+			if ts[j] > v {
+				return j
+			}
 		}
 	case searchLtsUndef:
-		for j < n && !(nd.ltsUndef[j] > s.lts) {
-			j++
+		lu := nd.ltsUndef[:end]
+		for ; j < len(lu); j++ {
+			if lu[j] > lts {
+				return j
+			}
 		}
 	case searchLtsAll:
-		for j < n && !(nd.ltsAll[j] > s.lts) {
-			j++
+		la := nd.ltsAll[:end]
+		for ; j < len(la); j++ {
+			if la[j] > lts {
+				return j
+			}
 		}
 	default:
-		for j < n && !(nd.seq[j] > s.v) {
-			j++
+		sq := nd.seq[:end]
+		for ; j < len(sq); j++ {
+			if sq[j] > v {
+				return j
+			}
 		}
 	}
-	return j
+	return end
 }
 
 // first is the index of the first unit at or after from that passes s, or Len().
@@ -617,7 +632,7 @@ func firstIn(nd *bnode, base int, s *search, from int) int {
 		if from > base {
 			j = from - base
 		}
-		if j = s.next(nd, j); j < nd.n {
+		if j = s.next(nd, j, nd.n); j < nd.n {
 			return base + j
 		}
 		return -1
@@ -627,7 +642,7 @@ func firstIn(nd *bnode, base int, s *search, from int) int {
 		j++
 	}
 	for {
-		k := s.next(nd, j)
+		k := s.next(nd, j, nd.n)
 		for ; j < k; j++ {
 			base += nd.cnt[j]
 		}
