@@ -19,8 +19,9 @@ type sessionEntry struct {
 }
 
 type session struct {
-	// sid is the session's id, kept by genC.keep.
+	// sid is the session's id, kept by genC.keep; idx its index in genC.sessionList.
 	sid       string
+	idx       int
 	entries   []sessionEntry
 	finalized bool
 	ts        jsNum
@@ -41,8 +42,9 @@ type part struct {
 }
 
 type grouping struct {
-	// id is the grouping's id, kept by genC.keep.
+	// id is the grouping's id, kept by genC.keep; idx its index in genC.groupList.
 	id    string
+	idx   int
 	parts []part
 	ts    jsNum
 	// u is the grouping's main-list unit once it has one: own, kept inside the grouping.
@@ -54,20 +56,25 @@ type genC struct {
 	list unitList
 	// locals holds, by local id (dense, from 1; see loc), the activityMap entry and where the
 	// local id sits. It grows by chunks: a million locals are not copied as they grow.
-	locals   [][]local
-	nLocals  int
-	idMap    idTable // activityIdToLocalIdMap
-	cidMap   idTable // clientActivityIdToLocalIdMap
-	sessions map[string]*session
-	groups   map[string]*grouping
+	locals  [][]local
+	nLocals int
+	idMap   idTable // activityIdToLocalIdMap
+	cidMap  idTable // clientActivityIdToLocalIdMap
+	// sessionIDs and groupIDs map the ids of the sessions and groupings to their index in
+	// sessionList and groupList (from 1; nil once deleted): id tables like idMap, whose probes
+	// read one slot, where a Go map reads a group's control word and then its slot.
+	sessionIDs  idTable
+	sessionList []*session
+	groupIDs    idTable
+	groupList   []*grouping
 	// ghosts keeps deleted revisions in the UI list: anchored after the local id that preceded
 	// them (anchor -1: the top).
 	ghosts map[int][]*record
 	// links[0] is unused: index 0 ends a chain.
-	links    []link
-	partMemo map[uint64]partResult
-	memoSeed maphash.Seed
-	units    arena[unit]
+	links        []link
+	partMemo     map[uint64]partResult
+	memoSeed     maphash.Seed
+	units        arena[unit]
 	sessionArena arena[session]
 	// keyRoom holds the ids of sessions and groupings (keep).
 	keyRoom []byte
@@ -75,7 +82,8 @@ type genC struct {
 
 func newGenC(list unitList) *genC {
 	return &genC{list: list, nLocals: 1, locals: [][]local{make([]local, localChunk)}, idMap: newIDTable(), cidMap: newIDTable(),
-		sessions: map[string]*session{}, groups: map[string]*grouping{}, ghosts: map[int][]*record{},
+		sessionIDs: newIDTable(), sessionList: make([]*session, 1), groupIDs: newIDTable(), groupList: make([]*grouping, 1),
+		ghosts:   map[int][]*record{},
 		partMemo: map[uint64]partResult{}, memoSeed: maphash.MakeSeed(), links: make([]link, 1)}
 }
 
@@ -203,7 +211,7 @@ func (g *genC) upsert(r *record) {
 	}
 	var s *session
 	if isLS {
-		if s = g.sessions[ls.SessionID]; s != nil && s.finalized {
+		if s = g.session(ls.SessionID); s != nil && s.finalized {
 			return // sealed: later activities for a concluded session are dropped
 		}
 	}
@@ -220,8 +228,9 @@ func (g *genC) upsert(r *record) {
 		first := s == nil
 		if first {
 			s = g.newSession()
-			s.sid = g.keep(ls.SessionID)
-			g.sessions[s.sid] = s
+			s.sid, s.idx = g.keep(ls.SessionID), len(g.sessionList)
+			g.sessionList = append(g.sessionList, s)
+			g.sessionIDs.set(s.sid, s.idx)
 		}
 		sid := s.sid
 		i := sort.Search(len(s.entries), func(i int) bool { return s.entries[i].seq > ls.Sequence })
@@ -237,10 +246,11 @@ func (g *genC) upsert(r *record) {
 		r.unitPrefix, r.unitKey = unitLivestream, sid
 	}
 	if gid, pos, ok := g.partGrouping(r); ok {
-		gr = g.groups[gid]
+		gr = g.grouping(gid)
 		if gr == nil {
-			gr = &grouping{id: g.keep(gid)}
-			g.groups[gr.id] = gr
+			gr = &grouping{id: g.keep(gid), idx: len(g.groupList)}
+			g.groupList = append(g.groupList, gr)
+			g.groupIDs.set(gr.id, gr.idx)
 		}
 		gid = gr.id
 		existing := -1
@@ -320,6 +330,22 @@ func (g *genC) upsert(r *record) {
 		return
 	}
 	g.list.InsertOrdered(u)
+}
+
+// session is the session of id sid (nil: none).
+func (g *genC) session(sid string) *session {
+	if i, ok := g.sessionIDs.get(sid); ok {
+		return g.sessionList[i]
+	}
+	return nil
+}
+
+// grouping is the grouping of id gid (nil: none).
+func (g *genC) grouping(gid string) *grouping {
+	if i, ok := g.groupIDs.get(gid); ok {
+		return g.groupList[i]
+	}
+	return nil
 }
 
 // keep copies an id that a map keeps as its key into chunks of its own: a lookup that finds the
@@ -439,7 +465,7 @@ func (g *genC) delete(id string) {
 	g.idMap.deleteLid(lid)
 	g.cidMap.deleteLid(lid)
 	for _, gid := range g.linked(lid, true) {
-		gr := g.groups[gid]
+		gr := g.grouping(gid)
 		if gr == nil {
 			continue
 		}
@@ -461,14 +487,15 @@ func (g *genC) delete(id string) {
 				g.list.Refresh(u)
 			}
 		} else {
-			delete(g.groups, gid)
+			g.groupIDs.deleteLid(gr.idx)
+			g.groupList[gr.idx] = nil
 			if gr.u != nil {
 				g.list.Remove(gr.u)
 			}
 		}
 	}
 	for _, sid := range g.linked(lid, false) {
-		s := g.sessions[sid]
+		s := g.session(sid)
 		if s == nil {
 			continue
 		}
@@ -500,7 +527,8 @@ func (g *genC) delete(id string) {
 				gr.ts = partListTimestamp(gr.parts)
 			}
 		} else {
-			delete(g.sessions, sid)
+			g.sessionIDs.deleteLid(s.idx)
+			g.sessionList[s.idx] = nil
 			if s.u != nil {
 				g.list.Remove(s.u)
 			}
@@ -525,7 +553,10 @@ func (g *genC) delete(id string) {
 // groupsWithSession lists the groupings that hold session sid as a part (deletes only).
 func (g *genC) groupsWithSession(sid string) []*grouping {
 	var out []*grouping
-	for _, gr := range g.groups {
+	for _, gr := range g.groupList {
+		if gr == nil {
+			continue
+		}
 		for _, p := range gr.parts {
 			if p.kind == unitSession && p.sid == sid {
 				out = append(out, gr)
@@ -547,7 +578,7 @@ func (g *genC) each(f func(*record) bool) {
 		return true
 	}
 	emitSession := func(sid string) bool {
-		if s := g.sessions[sid]; s != nil {
+		if s := g.session(sid); s != nil {
 			return emitEntries(s)
 		}
 		return true
