@@ -279,7 +279,11 @@ func (g *genC) upsert(r *record) {
 			copy(gr.parts[at+1:], gr.parts[at:])
 			gr.parts[at] = np
 		}
-		gr.ts = partListTimestamp(gr.parts)
+		if existing < 0 {
+			gr.ts = foldTimestamp(gr.ts, np.ts) // one more part: the maximum only grows
+		} else {
+			gr.ts = partListTimestamp(gr.parts)
+		}
 		if !isLS {
 			g.addLink(r.lid, gid, true)
 		}
@@ -419,16 +423,21 @@ type partResult struct {
 func partListTimestamp(parts []part) jsNum {
 	out := undef
 	for _, p := range parts {
-		if !p.ts.def {
-			continue
-		}
-		if !out.def {
-			out = num(math.Max(math.Inf(-1), p.ts.v))
-			continue
-		}
-		out = num(jsMax(out.v, p.ts.v))
+		out = foldTimestamp(out, p.ts)
 	}
 	return out
+}
+
+// foldTimestamp is partListTimestamp's step: the maximum out of some parts' timestamps with one
+// more part's, ts. The order of the steps does not change the result.
+func foldTimestamp(out, ts jsNum) jsNum {
+	switch {
+	case !ts.def:
+		return out
+	case !out.def:
+		return num(math.Max(math.Inf(-1), ts.v))
+	}
+	return num(jsMax(out.v, ts.v))
 }
 
 // jsMax is Math.max for two numbers: NaN if either is NaN.
