@@ -66,7 +66,8 @@ func TestBtreeListMatchesSliceList(t *testing.T) {
 			default:
 				// Half the repositions keep the unit's keys, as most revisions in a replay do.
 				u := in[rng.IntN(len(in))]
-				if rng.IntN(2) == 0 {
+				changed := rng.IntN(2) == 0
+				if changed {
 					randomize(u)
 				}
 				// As in a replay, the tree still holds u's previous keys.
@@ -76,8 +77,8 @@ func TestBtreeListMatchesSliceList(t *testing.T) {
 						t.Fatalf("seed %d op %d: staysPut, but FirstGreater %d and index %d", seed, op, at, idx)
 					}
 				}
-				fast.Reposition(u)
-				ref.Reposition(u)
+				fast.Reposition(u, changed)
+				ref.Reposition(u, changed)
 			}
 			if fast.Len() != ref.Len() {
 				t.Fatalf("seed %d op %d: Len %d, want %d", seed, op, fast.Len(), ref.Len())
@@ -153,7 +154,8 @@ func TestBtreeRepositionInPlace(t *testing.T) {
 			// The most recent units are revised most often.
 			u = in[len(in)-1-rng.IntN(min(len(in), 20))]
 		}
-		if rng.IntN(4) == 0 && u.ts.isNumber() {
+		changed := rng.IntN(4) == 0 && u.ts.isNumber()
+		if changed {
 			u.ts = num(u.ts.v + float64(rng.IntN(3)))
 		}
 		if fast.staysPut(u) {
@@ -162,8 +164,8 @@ func TestBtreeRepositionInPlace(t *testing.T) {
 				t.Fatalf("op %d: staysPut, but FirstGreater %d and index %d", op, at, idx)
 			}
 		}
-		fast.Reposition(u)
-		ref.Reposition(u)
+		fast.Reposition(u, changed)
+		ref.Reposition(u, changed)
 		if op%10 == 0 {
 			checkMaxima(t, fast.root)
 		}

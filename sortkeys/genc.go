@@ -303,7 +303,6 @@ func (g *genC) upsert(r *record) {
 			g.loc(r.lid).plain = u
 		}
 		u.rec = r
-		u.lts = r.lts
 	case unitSession:
 		u = s.u
 		if u == nil {
@@ -319,7 +318,11 @@ func (g *genC) upsert(r *record) {
 			gr.u = u
 		}
 	}
+	wasTs, wasLts := u.ts, u.lts
 	u.ts = entry.ts
+	if entry.kind == unitActivity {
+		u.lts = r.lts
+	}
 	if entry.kind != unitActivity {
 		// A plain unit left behind for this local id (an activity that later joined a session or
 		// a grouping) compares by the current revision's localTimestamp.
@@ -330,7 +333,7 @@ func (g *genC) upsert(r *record) {
 		}
 	}
 	if !fresh {
-		g.list.Reposition(u)
+		g.list.Reposition(u, !sameNum(wasTs, u.ts) || !sameNum(wasLts, u.lts))
 		return
 	}
 	g.list.InsertOrdered(u)
@@ -368,6 +371,11 @@ func (g *genC) keep(id string) string {
 }
 
 const keyChunk = 1 << 16
+
+// sameNum reports whether a and b are the same value, bit for bit (NaN included).
+func sameNum(a, b jsNum) bool {
+	return a.def == b.def && math.Float64bits(a.v) == math.Float64bits(b.v)
+}
 
 // newSession allocates a session whose entries start in its room: a session gets a few
 // revisions, and growing its entries from nil took three or four allocations.

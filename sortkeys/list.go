@@ -49,8 +49,9 @@ type unitList interface {
 	// Refresh must be called after u's ts, lts or seq changed in place.
 	Refresh(u *unit)
 	// Reposition moves u, which is in the list and whose ts or lts may have changed in place, to
-	// where Remove(u) followed by InsertOrdered(u) puts it.
-	Reposition(u *unit)
+	// where Remove(u) followed by InsertOrdered(u) puts it. changed false says that u's keys are
+	// those the list last saw (no Refresh is due).
+	Reposition(u *unit, changed bool)
 	// InsertOrdered is Insert(u, FirstGreater(u)).
 	InsertOrdered(u *unit)
 	// FirstGreater is the index of the first unit X with compare(X, q) > 0 (gen-c comparator,
@@ -513,9 +514,11 @@ func lift(m, was, now aggs) (aggs, bool) {
 // maxima above it, so it runs before they are refreshed; a unit that moves is removed with the
 // keys the tree holds for it, which spares rescanning the nodes it leaves when it held none of
 // their maxima, and inserted where FirstGreater puts it among the others.
-func (t *btreeList) Reposition(u *unit) {
+func (t *btreeList) Reposition(u *unit, changed bool) {
 	if t.staysPut(u) {
-		t.Refresh(u)
+		if changed {
+			t.Refresh(u)
+		}
 		return
 	}
 	t.Remove(u)

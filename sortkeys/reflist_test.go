@@ -30,7 +30,7 @@ func (s *sliceList) Refresh(*unit) {}
 
 func (s *sliceList) InsertOrdered(u *unit) { s.Insert(u, s.FirstGreater(u)) }
 
-func (s *sliceList) Reposition(u *unit) {
+func (s *sliceList) Reposition(u *unit, _ bool) {
 	s.Remove(u)
 	s.Insert(u, s.FirstGreater(u))
 }
