@@ -107,10 +107,10 @@ type link struct {
 	next  int32
 }
 
-// addLink notes that local id lid joined the session (or grouping) id, once.
-func (g *genC) addLink(lid int, id string, group bool) {
+// addLink notes that the local id whose entry is lc joined the session (or grouping) id, once.
+func (g *genC) addLink(lc *local, id string, group bool) {
 	prev := int32(0)
-	for i := g.loc(lid).links; i != 0; i = g.links[i].next {
+	for i := lc.links; i != 0; i = g.links[i].next {
 		if g.links[i].group == group && g.links[i].id == id {
 			return
 		}
@@ -119,7 +119,7 @@ func (g *genC) addLink(lid int, id string, group bool) {
 	g.links = append(g.links, link{id: id, group: group})
 	i := int32(len(g.links) - 1)
 	if prev == 0 {
-		g.loc(lid).links = i
+		lc.links = i
 	} else {
 		g.links[prev].next = i
 	}
@@ -139,7 +139,10 @@ func (g *genC) linked(lid int, group bool) []string {
 const localChunk = 1024
 
 // loc is the entry of local id lid.
-func (g *genC) loc(lid int) *local { return &g.locals[lid/localChunk][lid%localChunk] }
+func (g *genC) loc(lid int) *local {
+	l := uint(lid) // unsigned: the chunk and the offset are a shift and a mask
+	return &g.locals[l/localChunk][l%localChunk]
+}
 
 func (g *genC) newLid() int {
 	if g.nLocals%localChunk == 0 {
@@ -215,7 +218,8 @@ func (g *genC) upsert(r *record) {
 			return // sealed: later activities for a concluded session are dropped
 		}
 	}
-	g.loc(r.lid).rec = r
+	lc := g.loc(r.lid)
+	lc.rec = r
 	if r.id() != "" {
 		g.idMap.set(r.id(), r.lid)
 	}
@@ -241,7 +245,7 @@ func (g *genC) upsert(r *record) {
 		if s.finalized || first {
 			s.ts = r.ts
 		}
-		g.addLink(r.lid, sid, false)
+		g.addLink(lc, sid, false)
 		entry, key = unit{kind: unitSession, ts: s.ts}, sid
 		r.unitPrefix, r.unitKey = unitLivestream, sid
 	}
@@ -285,7 +289,7 @@ func (g *genC) upsert(r *record) {
 			gr.ts = partListTimestamp(gr.parts)
 		}
 		if !isLS {
-			g.addLink(r.lid, gid, true)
+			g.addLink(lc, gid, true)
 		}
 		entry = unit{kind: unitGrouping, ts: gr.ts}
 		r.unitPrefix, r.unitKey = unitHowTo, gid
@@ -296,11 +300,11 @@ func (g *genC) upsert(r *record) {
 	fresh := false
 	switch entry.kind {
 	case unitActivity:
-		u = g.loc(r.lid).plain
+		u = lc.plain
 		if u == nil {
 			u, fresh = g.newUnit(), true
 			u.kind, u.lid = unitActivity, int32(r.lid)
-			g.loc(r.lid).plain = u
+			lc.plain = u
 		}
 		u.rec = r
 	case unitSession:
@@ -326,7 +330,7 @@ func (g *genC) upsert(r *record) {
 	if entry.kind != unitActivity {
 		// A plain unit left behind for this local id (an activity that later joined a session or
 		// a grouping) compares by the current revision's localTimestamp.
-		if pu := g.loc(r.lid).plain; pu != nil {
+		if pu := lc.plain; pu != nil {
 			pu.rec = r
 			pu.lts = r.lts
 			g.list.Refresh(pu)
