@@ -204,7 +204,8 @@ func (g *genC) fulfilled(cid string, echo *record) {
 }
 
 func (g *genC) upsert(r *record) {
-	entry := unit{kind: unitActivity, rec: r, ts: r.ts}
+	// kind and ts are what the revision's main-list unit will be and hold.
+	kind, ts := unitActivity, r.ts
 	// key is the session's id for a session entry (a part's sid).
 	key := ""
 	isLS := r.ls != nil
@@ -246,7 +247,7 @@ func (g *genC) upsert(r *record) {
 			s.ts = r.ts
 		}
 		g.addLink(lc, sid, false)
-		entry, key = unit{kind: unitSession, ts: s.ts}, sid
+		kind, ts, key = unitSession, s.ts, sid
 		r.unitPrefix, r.unitKey = unitLivestream, sid
 	}
 	if gid, pos, ok := g.partGrouping(r); ok {
@@ -265,7 +266,7 @@ func (g *genC) upsert(r *record) {
 				break
 			}
 		}
-		np := part{kind: entry.kind, lid: r.lid, sid: key, ts: entry.ts, pos: pos}
+		np := part{kind: kind, lid: r.lid, sid: key, ts: ts, pos: pos}
 		if existing >= 0 && pos == nil {
 			gr.parts[existing] = np
 		} else {
@@ -291,14 +292,14 @@ func (g *genC) upsert(r *record) {
 		if !isLS {
 			g.addLink(lc, gid, true)
 		}
-		entry = unit{kind: unitGrouping, ts: gr.ts}
+		kind, ts = unitGrouping, gr.ts
 		r.unitPrefix, r.unitKey = unitHowTo, gid
 	}
 
 	// An existing unit is in the main list; a new one is not yet.
 	var u *unit
 	fresh := false
-	switch entry.kind {
+	switch kind {
 	case unitActivity:
 		u = lc.plain
 		if u == nil {
@@ -323,11 +324,11 @@ func (g *genC) upsert(r *record) {
 		}
 	}
 	wasTs, wasLts := u.ts, u.lts
-	u.ts = entry.ts
-	if entry.kind == unitActivity {
+	u.ts = ts
+	if kind == unitActivity {
 		u.lts = r.lts
 	}
-	if entry.kind != unitActivity {
+	if kind != unitActivity {
 		// A plain unit left behind for this local id (an activity that later joined a session or
 		// a grouping) compares by the current revision's localTimestamp.
 		if pu := lc.plain; pu != nil {
