@@ -186,6 +186,16 @@ func TestBtreeRepositionInPlace(t *testing.T) {
 	}
 }
 
+// FirstGreater is the index of the first unit X with greater(X, q), read through the keys as
+// InsertOrdered reads them: the tests compare it with the linear reference's.
+func (t *btreeList) FirstGreater(q *unit) int {
+	s, any := greaterSearch(q)
+	if !any {
+		return t.size
+	}
+	return t.first(&s, 0)
+}
+
 // checkMaxima requires every inner entry to hold exactly the maxima of its kid and the number of
 // units under it: searches, Refresh and Remove rely on the maxima being exact.
 func checkMaxima(t *testing.T, nd *bnode) {

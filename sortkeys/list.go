@@ -52,11 +52,9 @@ type unitList interface {
 	// where Remove(u) followed by InsertOrdered(u) puts it. changed false says that u's keys are
 	// those the list last saw (no Refresh is due).
 	Reposition(u *unit, changed bool)
-	// InsertOrdered is Insert(u, FirstGreater(u)).
+	// InsertOrdered inserts u before the first unit X with compare(X, u) > 0 (gen-c comparator,
+	// WEBCHAT-ORDERING §4.3 step 5), or at the end when there is none.
 	InsertOrdered(u *unit)
-	// FirstGreater is the index of the first unit X with compare(X, q) > 0 (gen-c comparator,
-	// WEBCHAT-ORDERING §4.3 step 5), or Len() when there is none.
-	FirstGreater(q *unit) int
 	// FirstSeqAbove is the index of the first unit at or after from whose seq is > v, or Len().
 	FirstSeqAbove(v float64, from int) int
 	// At is the unit at index i (0 ≤ i < Len()).
@@ -513,7 +511,7 @@ func lift(m, was, now aggs) (aggs, bool) {
 // the unit after it does (compare(u, u) is never > 0). staysPut reads neither u's entry nor the
 // maxima above it, so it runs before they are refreshed; a unit that moves is removed with the
 // keys the tree holds for it, which spares rescanning the nodes it leaves when it held none of
-// their maxima, and inserted where FirstGreater puts it among the others.
+// their maxima, and inserted where InsertOrdered puts it among the others.
 func (t *btreeList) Reposition(u *unit, changed bool) {
 	if t.staysPut(u) {
 		if changed {
@@ -525,9 +523,9 @@ func (t *btreeList) Reposition(u *unit, changed bool) {
 	t.InsertOrdered(u)
 }
 
-// staysPut reports, from u's own root-to-leaf path, that FirstGreater(u) is u's index + 1: no
-// unit before u compares greater than u (the entries before u's slot at every level, through
-// their maxima) and the unit after u does, or u is the last. It reads u's current keys from u
+// staysPut reports, from u's own root-to-leaf path, that InsertOrdered(u) after Remove(u) would
+// put u back at its index: no unit before u compares greater than u (the entries before u's slot
+// at every level, through their maxima) and the unit after u does, or u is the last. It reads u's current keys from u
 // itself, never from the tree. false means only that the path cannot tell (u is last in its
 // leaf but not in the list) or that u moves.
 func (t *btreeList) staysPut(u *unit) bool {
@@ -658,16 +656,6 @@ func firstIn(nd *bnode, base int, s *search, from int) int {
 		base += nd.cnt[j]
 		j++
 	}
-}
-
-// FirstGreater evaluates greater(X, q) through the keys: a unit passes exactly when greater holds
-// (WEBCHAT-ORDERING §4.3 step 5).
-func (t *btreeList) FirstGreater(q *unit) int {
-	s, any := greaterSearch(q)
-	if !any {
-		return t.size
-	}
-	return t.first(&s, 0)
 }
 
 // greaterSearch is the search for units X with greater(X, q); any is false when no unit can
