@@ -35,13 +35,21 @@ func TestBtreeListMatchesSliceList(t *testing.T) {
 				u := &unit{}
 				randomize(u)
 				i := ref.FirstGreater(u)
-				if k%2 == 0 {
+				if got := fast.FirstGreater(u); got != i {
+					t.Fatalf("seed %d op %d: FirstGreater %d, want %d", seed, op, got, i)
+				}
+				// Insertions at a random index, at the end (the append path), and ordered in one
+				// descent (InsertOrdered).
+				switch k % 4 {
+				case 0:
 					i = rng.IntN(ref.Len() + 1)
+					fast.Insert(u, i)
+				case 1:
+					i = ref.Len()
+					fast.Insert(u, i)
+				default:
+					fast.InsertOrdered(u)
 				}
-				if got := fast.FirstGreater(u); got != ref.FirstGreater(u) {
-					t.Fatalf("seed %d op %d: FirstGreater %d, want %d", seed, op, got, ref.FirstGreater(u))
-				}
-				fast.Insert(u, i)
 				ref.Insert(u, i)
 				in = append(in, u)
 			case k < 14:
@@ -58,7 +66,8 @@ func TestBtreeListMatchesSliceList(t *testing.T) {
 			default:
 				// Half the repositions keep the unit's keys, as most revisions in a replay do.
 				u := in[rng.IntN(len(in))]
-				if rng.IntN(2) == 0 {
+				changed := rng.IntN(2) == 0
+				if changed {
 					randomize(u)
 				}
 				// As in a replay, the tree still holds u's previous keys.
@@ -68,8 +77,8 @@ func TestBtreeListMatchesSliceList(t *testing.T) {
 						t.Fatalf("seed %d op %d: staysPut, but FirstGreater %d and index %d", seed, op, at, idx)
 					}
 				}
-				fast.Reposition(u)
-				ref.Reposition(u)
+				fast.Reposition(u, changed)
+				ref.Reposition(u, changed)
 			}
 			if fast.Len() != ref.Len() {
 				t.Fatalf("seed %d op %d: Len %d, want %d", seed, op, fast.Len(), ref.Len())
@@ -145,7 +154,8 @@ func TestBtreeRepositionInPlace(t *testing.T) {
 			// The most recent units are revised most often.
 			u = in[len(in)-1-rng.IntN(min(len(in), 20))]
 		}
-		if rng.IntN(4) == 0 && u.ts.isNumber() {
+		changed := rng.IntN(4) == 0 && u.ts.isNumber()
+		if changed {
 			u.ts = num(u.ts.v + float64(rng.IntN(3)))
 		}
 		if fast.staysPut(u) {
@@ -154,8 +164,8 @@ func TestBtreeRepositionInPlace(t *testing.T) {
 				t.Fatalf("op %d: staysPut, but FirstGreater %d and index %d", op, at, idx)
 			}
 		}
-		fast.Reposition(u)
-		ref.Reposition(u)
+		fast.Reposition(u, changed)
+		ref.Reposition(u, changed)
 		if op%10 == 0 {
 			checkMaxima(t, fast.root)
 		}
@@ -176,6 +186,16 @@ func TestBtreeRepositionInPlace(t *testing.T) {
 	}
 }
 
+// FirstGreater is the index of the first unit X with greater(X, q), read through the keys as
+// InsertOrdered reads them: the tests compare it with the linear reference's.
+func (t *btreeList) FirstGreater(q *unit) int {
+	s, any := greaterSearch(q)
+	if !any {
+		return t.size
+	}
+	return t.first(&s, 0)
+}
+
 // checkMaxima requires every inner entry to hold exactly the maxima of its kid and the number of
 // units under it: searches, Refresh and Remove rely on the maxima being exact.
 func checkMaxima(t *testing.T, nd *bnode) {
@@ -188,8 +208,8 @@ func checkMaxima(t *testing.T, nd *bnode) {
 		if nd.get(j) != a || nd.cnt[j] != n {
 			t.Fatalf("entry %d holds %+v over %d units; its kid has %+v over %d", j, nd.get(j), nd.cnt[j], a, n)
 		}
-		if nd.kids[j].parent != nd {
-			t.Fatalf("kid %d does not point back to its parent", j)
+		if nd.kids[j].parent != nd || nd.kids[j].slot != j {
+			t.Fatalf("kid %d does not point back to its parent and entry", j)
 		}
 		checkMaxima(t, nd.kids[j])
 	}

@@ -19,11 +19,17 @@ type sessionEntry struct {
 }
 
 type session struct {
+	// sid is the session's id, kept by genC.keep; idx its index in genC.sessionList.
+	sid       string
+	idx       int
 	entries   []sessionEntry
 	finalized bool
 	ts        jsNum
-	// u is the session's main-list unit.
-	u *unit
+	// u is the session's main-list unit once it has one: own, the unit kept inside the session
+	// with its first entries (room), so that a revision finds them in the lines it reads anyway.
+	u    *unit
+	own  unit
+	room [sessionRoom]sessionEntry
 }
 
 // part is one entry of a HowTo grouping's part list: a plain activity or a livestream session.
@@ -36,38 +42,48 @@ type part struct {
 }
 
 type grouping struct {
+	// id is the grouping's id, kept by genC.keep; idx its index in genC.groupList.
+	id    string
+	idx   int
 	parts []part
 	ts    jsNum
-	// u is the grouping's main-list unit.
-	u *unit
+	// u is the grouping's main-list unit once it has one: own, kept inside the grouping.
+	u   *unit
+	own unit
 }
 
 type genC struct {
 	list unitList
 	// locals holds, by local id (dense, from 1; see loc), the activityMap entry and where the
 	// local id sits. It grows by chunks: a million locals are not copied as they grow.
-	locals   [][]local
-	nLocals  int
-	idMap    idTable // activityIdToLocalIdMap
-	cidMap   idTable // clientActivityIdToLocalIdMap
-	sessions map[string]*session
-	groups   map[string]*grouping
+	locals  [][]local
+	nLocals int
+	idMap   idTable // activityIdToLocalIdMap
+	cidMap  idTable // clientActivityIdToLocalIdMap
+	// sessionIDs and groupIDs map the ids of the sessions and groupings to their index in
+	// sessionList and groupList (from 1; nil once deleted): id tables like idMap, whose probes
+	// read one slot, where a Go map reads a group's control word and then its slot.
+	sessionIDs  idTable
+	sessionList []*session
+	groupIDs    idTable
+	groupList   []*grouping
 	// ghosts keeps deleted revisions in the UI list: anchored after the local id that preceded
 	// them (anchor -1: the top).
 	ghosts map[int][]*record
 	// links[0] is unused: index 0 ends a chain.
-	links    []link
-	partMemo map[uint64]partResult
-	memoSeed maphash.Seed
-	units    arena[unit]
-	// sessionArena and entryRoom hold new sessions and their first entries.
+	links        []link
+	partMemo     map[uint64]partResult
+	memoSeed     maphash.Seed
+	units        arena[unit]
 	sessionArena arena[session]
-	entryRoom    []sessionEntry
+	// keyRoom holds the ids of sessions and groupings (keep).
+	keyRoom []byte
 }
 
 func newGenC(list unitList) *genC {
 	return &genC{list: list, nLocals: 1, locals: [][]local{make([]local, localChunk)}, idMap: newIDTable(), cidMap: newIDTable(),
-		sessions: map[string]*session{}, groups: map[string]*grouping{}, ghosts: map[int][]*record{},
+		sessionIDs: newIDTable(), sessionList: make([]*session, 1), groupIDs: newIDTable(), groupList: make([]*grouping, 1),
+		ghosts:   map[int][]*record{},
 		partMemo: map[uint64]partResult{}, memoSeed: maphash.MakeSeed(), links: make([]link, 1)}
 }
 
@@ -91,10 +107,10 @@ type link struct {
 	next  int32
 }
 
-// addLink notes that local id lid joined the session (or grouping) id, once.
-func (g *genC) addLink(lid int, id string, group bool) {
+// addLink notes that the local id whose entry is lc joined the session (or grouping) id, once.
+func (g *genC) addLink(lc *local, id string, group bool) {
 	prev := int32(0)
-	for i := g.loc(lid).links; i != 0; i = g.links[i].next {
+	for i := lc.links; i != 0; i = g.links[i].next {
 		if g.links[i].group == group && g.links[i].id == id {
 			return
 		}
@@ -103,7 +119,7 @@ func (g *genC) addLink(lid int, id string, group bool) {
 	g.links = append(g.links, link{id: id, group: group})
 	i := int32(len(g.links) - 1)
 	if prev == 0 {
-		g.loc(lid).links = i
+		lc.links = i
 	} else {
 		g.links[prev].next = i
 	}
@@ -123,7 +139,10 @@ func (g *genC) linked(lid int, group bool) []string {
 const localChunk = 1024
 
 // loc is the entry of local id lid.
-func (g *genC) loc(lid int) *local { return &g.locals[lid/localChunk][lid%localChunk] }
+func (g *genC) loc(lid int) *local {
+	l := uint(lid) // unsigned: the chunk and the offset are a shift and a mask
+	return &g.locals[l/localChunk][l%localChunk]
+}
 
 func (g *genC) newLid() int {
 	if g.nLocals%localChunk == 0 {
@@ -185,7 +204,8 @@ func (g *genC) fulfilled(cid string, echo *record) {
 }
 
 func (g *genC) upsert(r *record) {
-	entry := unit{kind: unitActivity, rec: r, ts: r.ts}
+	// kind and ts are what the revision's main-list unit will be and hold.
+	kind, ts := unitActivity, r.ts
 	// key is the session's id for a session entry (a part's sid).
 	key := ""
 	isLS := r.ls != nil
@@ -195,11 +215,12 @@ func (g *genC) upsert(r *record) {
 	}
 	var s *session
 	if isLS {
-		if s = g.sessions[ls.SessionID]; s != nil && s.finalized {
+		if s = g.session(ls.SessionID); s != nil && s.finalized {
 			return // sealed: later activities for a concluded session are dropped
 		}
 	}
-	g.loc(r.lid).rec = r
+	lc := g.loc(r.lid)
+	lc.rec = r
 	if r.id() != "" {
 		g.idMap.set(r.id(), r.lid)
 	}
@@ -209,12 +230,14 @@ func (g *genC) upsert(r *record) {
 	r.unitPrefix, r.unitKey = unitNone, ""
 	var gr *grouping
 	if isLS {
-		sid := ls.SessionID
 		first := s == nil
 		if first {
 			s = g.newSession()
-			g.sessions[sid] = s
+			s.sid, s.idx = g.keep(ls.SessionID), len(g.sessionList)
+			g.sessionList = append(g.sessionList, s)
+			g.sessionIDs.set(s.sid, s.idx)
 		}
+		sid := s.sid
 		i := sort.Search(len(s.entries), func(i int) bool { return s.entries[i].seq > ls.Sequence })
 		s.entries = append(s.entries, sessionEntry{})
 		copy(s.entries[i+1:], s.entries[i:])
@@ -223,25 +246,27 @@ func (g *genC) upsert(r *record) {
 		if s.finalized || first {
 			s.ts = r.ts
 		}
-		g.addLink(r.lid, sid, false)
-		entry, key = unit{kind: unitSession, ts: s.ts}, sid
+		g.addLink(lc, sid, false)
+		kind, ts, key = unitSession, s.ts, sid
 		r.unitPrefix, r.unitKey = unitLivestream, sid
 	}
 	if gid, pos, ok := g.partGrouping(r); ok {
-		gr = g.groups[gid]
+		gr = g.grouping(gid)
 		if gr == nil {
-			gr = &grouping{}
-			g.groups[gid] = gr
+			gr = &grouping{id: g.keep(gid), idx: len(g.groupList)}
+			g.groupList = append(g.groupList, gr)
+			g.groupIDs.set(gr.id, gr.idx)
 		}
+		gid = gr.id
 		existing := -1
 		for i, p := range gr.parts {
-			if (isLS && p.kind == unitSession && p.sid == ls.SessionID) ||
+			if (isLS && p.kind == unitSession && p.sid == key) ||
 				(!isLS && p.kind == unitActivity && p.lid == r.lid) {
 				existing = i
 				break
 			}
 		}
-		np := part{kind: entry.kind, lid: r.lid, sid: key, ts: entry.ts, pos: pos}
+		np := part{kind: kind, lid: r.lid, sid: key, ts: ts, pos: pos}
 		if existing >= 0 && pos == nil {
 			gr.parts[existing] = np
 		} else {
@@ -259,75 +284,115 @@ func (g *genC) upsert(r *record) {
 			copy(gr.parts[at+1:], gr.parts[at:])
 			gr.parts[at] = np
 		}
-		gr.ts = partListTimestamp(gr.parts)
-		if !isLS {
-			g.addLink(r.lid, gid, true)
+		if existing < 0 {
+			gr.ts = foldTimestamp(gr.ts, np.ts) // one more part: the maximum only grows
+		} else {
+			gr.ts = partListTimestamp(gr.parts)
 		}
-		entry = unit{kind: unitGrouping, ts: gr.ts}
+		if !isLS {
+			g.addLink(lc, gid, true)
+		}
+		kind, ts = unitGrouping, gr.ts
 		r.unitPrefix, r.unitKey = unitHowTo, gid
 	}
 
 	// An existing unit is in the main list; a new one is not yet.
 	var u *unit
 	fresh := false
-	switch entry.kind {
+	switch kind {
 	case unitActivity:
-		u = g.loc(r.lid).plain
+		u = lc.plain
 		if u == nil {
 			u, fresh = g.newUnit(), true
 			u.kind, u.lid = unitActivity, int32(r.lid)
-			g.loc(r.lid).plain = u
+			lc.plain = u
 		}
 		u.rec = r
-		u.lts = r.lts
 	case unitSession:
 		u = s.u
 		if u == nil {
-			u, fresh = g.newUnit(), true
-			u.kind, u.sess = unitSession, s
+			u, fresh = &s.own, true
+			u.kind, u.sess, u.seq = unitSession, s, negInf
 			s.u = u
 		}
 	default:
 		u = gr.u
 		if u == nil {
-			u, fresh = g.newUnit(), true
-			u.kind, u.grp = unitGrouping, gr
+			u, fresh = &gr.own, true
+			u.kind, u.grp, u.seq = unitGrouping, gr, negInf
 			gr.u = u
 		}
 	}
-	u.ts = entry.ts
-	if entry.kind != unitActivity {
+	wasTs, wasLts := u.ts, u.lts
+	u.ts = ts
+	if kind == unitActivity {
+		u.lts = r.lts
+	}
+	if kind != unitActivity {
 		// A plain unit left behind for this local id (an activity that later joined a session or
 		// a grouping) compares by the current revision's localTimestamp.
-		if pu := g.loc(r.lid).plain; pu != nil {
+		if pu := lc.plain; pu != nil {
 			pu.rec = r
 			pu.lts = r.lts
 			g.list.Refresh(pu)
 		}
 	}
 	if !fresh {
-		g.list.Reposition(u)
+		g.list.Reposition(u, !sameNum(wasTs, u.ts) || !sameNum(wasLts, u.lts))
 		return
 	}
-	g.list.Insert(u, g.list.FirstGreater(u))
+	g.list.InsertOrdered(u)
 }
 
-// newSession allocates a session with room for sessionRoom entries: a session gets a few
+// session is the session of id sid (nil: none).
+func (g *genC) session(sid string) *session {
+	if i, ok := g.sessionIDs.get(sid); ok {
+		return g.sessionList[i]
+	}
+	return nil
+}
+
+// grouping is the grouping of id gid (nil: none).
+func (g *genC) grouping(gid string) *grouping {
+	if i, ok := g.groupIDs.get(gid); ok {
+		return g.groupList[i]
+	}
+	return nil
+}
+
+// keep copies an id that a map keeps as its key into chunks of its own: a lookup that finds the
+// id compares it with the kept copy, and the copies of all sessions and groupings are far fewer
+// bytes than the activities they come from, which a lookup would touch again otherwise.
+func (g *genC) keep(id string) string {
+	if id == "" {
+		return ""
+	}
+	if len(g.keyRoom)+len(id) > cap(g.keyRoom) {
+		g.keyRoom = make([]byte, 0, max(keyChunk, len(id)))
+	}
+	n := len(g.keyRoom)
+	g.keyRoom = append(g.keyRoom, id...)
+	return unsafe.String(&g.keyRoom[n], len(id))
+}
+
+const keyChunk = 1 << 16
+
+// sameNum reports whether a and b are the same value, bit for bit (NaN included).
+func sameNum(a, b jsNum) bool {
+	return a.def == b.def && math.Float64bits(a.v) == math.Float64bits(b.v)
+}
+
+// newSession allocates a session whose entries start in its room: a session gets a few
 // revisions, and growing its entries from nil took three or four allocations.
 func (g *genC) newSession() *session {
 	s := g.sessionArena.alloc()
-	if len(g.entryRoom)+sessionRoom > cap(g.entryRoom) {
-		g.entryRoom = make([]sessionEntry, 0, sessionRoom*arenaChunk)
-	}
-	n := len(g.entryRoom)
-	s.entries = g.entryRoom[n : n : n+sessionRoom]
-	g.entryRoom = g.entryRoom[:n+sessionRoom]
+	s.entries = s.room[:0]
 	return s
 }
 
 const sessionRoom = 4
 
-// newUnit allocates a main-list unit. Gen-c never orders by seq: -Inf keeps it below every
+// newUnit allocates a plain main-list unit. Gen-c never orders by seq: -Inf keeps it below every
 // maximum, so that a removal from the B-tree rescans a node only for the keys gen-c has.
 func (g *genC) newUnit() *unit {
 	u := g.units.alloc()
@@ -371,16 +436,21 @@ type partResult struct {
 func partListTimestamp(parts []part) jsNum {
 	out := undef
 	for _, p := range parts {
-		if !p.ts.def {
-			continue
-		}
-		if !out.def {
-			out = num(math.Max(math.Inf(-1), p.ts.v))
-			continue
-		}
-		out = num(jsMax(out.v, p.ts.v))
+		out = foldTimestamp(out, p.ts)
 	}
 	return out
+}
+
+// foldTimestamp is partListTimestamp's step: the maximum out of some parts' timestamps with one
+// more part's, ts. The order of the steps does not change the result.
+func foldTimestamp(out, ts jsNum) jsNum {
+	switch {
+	case !ts.def:
+		return out
+	case !out.def:
+		return num(math.Max(math.Inf(-1), ts.v))
+	}
+	return num(jsMax(out.v, ts.v))
 }
 
 // jsMax is Math.max for two numbers: NaN if either is NaN.
@@ -417,7 +487,7 @@ func (g *genC) delete(id string) {
 	g.idMap.deleteLid(lid)
 	g.cidMap.deleteLid(lid)
 	for _, gid := range g.linked(lid, true) {
-		gr := g.groups[gid]
+		gr := g.grouping(gid)
 		if gr == nil {
 			continue
 		}
@@ -439,14 +509,15 @@ func (g *genC) delete(id string) {
 				g.list.Refresh(u)
 			}
 		} else {
-			delete(g.groups, gid)
+			g.groupIDs.deleteLid(gr.idx)
+			g.groupList[gr.idx] = nil
 			if gr.u != nil {
 				g.list.Remove(gr.u)
 			}
 		}
 	}
 	for _, sid := range g.linked(lid, false) {
-		s := g.sessions[sid]
+		s := g.session(sid)
 		if s == nil {
 			continue
 		}
@@ -478,7 +549,8 @@ func (g *genC) delete(id string) {
 				gr.ts = partListTimestamp(gr.parts)
 			}
 		} else {
-			delete(g.sessions, sid)
+			g.sessionIDs.deleteLid(s.idx)
+			g.sessionList[s.idx] = nil
 			if s.u != nil {
 				g.list.Remove(s.u)
 			}
@@ -503,7 +575,10 @@ func (g *genC) delete(id string) {
 // groupsWithSession lists the groupings that hold session sid as a part (deletes only).
 func (g *genC) groupsWithSession(sid string) []*grouping {
 	var out []*grouping
-	for _, gr := range g.groups {
+	for _, gr := range g.groupList {
+		if gr == nil {
+			continue
+		}
 		for _, p := range gr.parts {
 			if p.kind == unitSession && p.sid == sid {
 				out = append(out, gr)
@@ -525,7 +600,7 @@ func (g *genC) each(f func(*record) bool) {
 		return true
 	}
 	emitSession := func(sid string) bool {
-		if s := g.sessions[sid]; s != nil {
+		if s := g.session(sid); s != nil {
 			return emitEntries(s)
 		}
 		return true

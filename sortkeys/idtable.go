@@ -3,6 +3,7 @@ package sortkeys
 import (
 	"encoding/binary"
 	"hash/maphash"
+	"unsafe"
 )
 
 // idTable maps activity ids (or clientActivityIDs) to local ids, as gen-c's
@@ -20,6 +21,10 @@ type idTable struct {
 	// keys holds every key set so far, each as its length (uvarint) then its bytes, in chunks
 	// that are never reallocated (a deleted key's bytes stay).
 	keys [][]byte
+	// last is the key get looked up last and lastHash its hash: a replay looks an id up and then
+	// sets the same string (the same bytes of the same activity), which is not hashed again.
+	last     string
+	lastHash uint32
 }
 
 type idSlot struct {
@@ -46,11 +51,17 @@ func (t *idTable) key(s *idSlot) []byte {
 	return c[w : w+int(n)]
 }
 
-func (t *idTable) hash(key string) uint32 { return uint32(maphash.String(t.seed, key)) }
+func (t *idTable) hash(key string) uint32 {
+	if len(key) == len(t.last) && unsafe.StringData(key) == unsafe.StringData(t.last) {
+		return t.lastHash
+	}
+	return uint32(maphash.String(t.seed, key))
+}
 
 // get returns the local id of key.
 func (t *idTable) get(key string) (int, bool) {
 	h := t.hash(key)
+	t.last, t.lastHash = key, h
 	mask := uint32(len(t.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		s := &t.slots[i]

@@ -15,6 +15,9 @@ const (
 // grouping; in gen-a and gen-b always one activity.
 type unit struct {
 	kind unitKind
+	// slot is where u was last seen in its leaf: a hint that shifts inside the leaf leave stale
+	// (they do not touch the units they move), checked before the leaf is scanned.
+	slot uint8
 	// lid is a gen-c plain unit's local id: the order is read without touching its record.
 	lid int32
 	// rec is the activity of a plain unit (gen-c) or of every gen-a/gen-b unit.
@@ -46,11 +49,12 @@ type unitList interface {
 	// Refresh must be called after u's ts, lts or seq changed in place.
 	Refresh(u *unit)
 	// Reposition moves u, which is in the list and whose ts or lts may have changed in place, to
-	// where Remove(u) followed by Insert(u, FirstGreater(u)) puts it.
-	Reposition(u *unit)
-	// FirstGreater is the index of the first unit X with compare(X, q) > 0 (gen-c comparator,
-	// WEBCHAT-ORDERING §4.3 step 5), or Len() when there is none.
-	FirstGreater(q *unit) int
+	// where Remove(u) followed by InsertOrdered(u) puts it. changed false says that u's keys are
+	// those the list last saw (no Refresh is due).
+	Reposition(u *unit, changed bool)
+	// InsertOrdered inserts u before the first unit X with compare(X, u) > 0 (gen-c comparator,
+	// WEBCHAT-ORDERING §4.3 step 5), or at the end when there is none.
+	InsertOrdered(u *unit)
 	// FirstSeqAbove is the index of the first unit at or after from whose seq is > v, or Len().
 	FirstSeqAbove(v float64, from int) int
 	// At is the unit at index i (0 ≤ i < Len()).
@@ -92,12 +96,16 @@ const bmax = 64
 // ltsUndef[j], ltsAll[j] and seq[j]: a leaf's are its unit's own (unitAggs), an inner node's the
 // maxima over kid j's subtree. They never hold NaN, so > and == on them are exact.
 type bnode struct {
+	// The header first, in the line of the first units or kids.
 	parent *bnode
-	units  [bmax]*unit
-	kids   [bmax]*bnode
 	n      int
-	leaf   bool
-	cnt    [bmax]int
+	// slot is the entry of parent holding the node: walks up the tree read it instead of
+	// scanning the parent's kids.
+	slot  int
+	leaf  bool
+	units [bmax]*unit
+	kids  [bmax]*bnode
+	cnt   [bmax]int
 	// The keys last: they hold no pointers, so the garbage collector does not scan them.
 	ts, ltsUndef, ltsAll, seq [bmax]float64
 }
@@ -155,21 +163,20 @@ func (nd *bnode) summary() (aggs, int) {
 	return a, c
 }
 
-// slotOf is the entry of nd holding kid c.
-func (nd *bnode) slotOf(c *bnode) int {
-	for j := 0; j < nd.n; j++ {
-		if nd.kids[j] == c {
+// unitSlot is the entry of u's leaf holding u. The search starts at u's hint and goes down
+// first: removals before u, which move it down, are the usual reason for a stale hint.
+func unitSlot(u *unit) int {
+	nd := u.leaf
+	h := min(int(u.slot), nd.n-1)
+	for j := h; j >= 0; j-- {
+		if nd.units[j] == u {
+			u.slot = uint8(j)
 			return j
 		}
 	}
-	panic("sortkeys: B-tree node not under its parent")
-}
-
-// unitSlot is the entry of u's leaf holding u.
-func unitSlot(u *unit) int {
-	nd := u.leaf
-	for j := 0; j < nd.n; j++ {
+	for j := h + 1; j < nd.n; j++ {
 		if nd.units[j] == u {
+			u.slot = uint8(j)
 			return j
 		}
 	}
@@ -178,11 +185,18 @@ func unitSlot(u *unit) int {
 
 // openAt shifts entries j… of nd one place right.
 func (nd *bnode) openAt(j int) {
+	if j == nd.n {
+		nd.n++ // an append shifts nothing
+		return
+	}
 	if nd.leaf {
 		copy(nd.units[j+1:nd.n+1], nd.units[j:nd.n])
 	} else {
 		copy(nd.kids[j+1:nd.n+1], nd.kids[j:nd.n])
 		copy(nd.cnt[j+1:nd.n+1], nd.cnt[j:nd.n])
+		for k := j + 1; k <= nd.n; k++ {
+			nd.kids[k].slot = k
+		}
 	}
 	copy(nd.ts[j+1:nd.n+1], nd.ts[j:nd.n])
 	copy(nd.ltsUndef[j+1:nd.n+1], nd.ltsUndef[j:nd.n])
@@ -200,6 +214,9 @@ func (nd *bnode) closeAt(j int) {
 		copy(nd.kids[j:], nd.kids[j+1:nd.n])
 		nd.kids[nd.n-1] = nil
 		copy(nd.cnt[j:], nd.cnt[j+1:nd.n])
+		for k := j; k < nd.n-1; k++ {
+			nd.kids[k].slot = k
+		}
 	}
 	copy(nd.ts[j:], nd.ts[j+1:nd.n])
 	copy(nd.ltsUndef[j:], nd.ltsUndef[j+1:nd.n])
@@ -215,15 +232,15 @@ func (p *bnode) splitKid(j, h int) {
 	if c.leaf {
 		copy(s.units[:], c.units[h:c.n])
 		clear(c.units[h:c.n])
-		for _, u := range s.units[:s.n] {
-			u.leaf = s
+		for x, u := range s.units[:s.n] {
+			u.leaf, u.slot = s, uint8(x)
 		}
 	} else {
 		copy(s.kids[:], c.kids[h:c.n])
 		clear(c.kids[h:c.n])
 		copy(s.cnt[:], c.cnt[h:c.n])
-		for _, k := range s.kids[:s.n] {
-			k.parent = s
+		for x, k := range s.kids[:s.n] {
+			k.parent, k.slot = s, x
 		}
 	}
 	copy(s.ts[:], c.ts[h:c.n])
@@ -233,6 +250,7 @@ func (p *bnode) splitKid(j, h int) {
 	c.n = h
 	p.openAt(j + 1)
 	p.kids[j+1] = s
+	s.slot = j + 1
 	a, n := c.summary()
 	p.set(j, a)
 	p.cnt[j] = n
@@ -258,20 +276,14 @@ func splitPoint(i, n int) int {
 
 // Insert descends to the leaf position i, splitting full nodes on the way down so that the leaf
 // has room and a split never climbs back up; the counts and maxima of the path grow on the way.
+// An insertion at the end, the common case, follows the last entry of each node without
+// counting.
 func (t *btreeList) Insert(u *unit, i int) {
-	if t.root == nil {
-		t.root = &bnode{leaf: true}
+	if i == t.size {
+		t.insert(u, nil)
+		return
 	}
-	if t.root.n == bmax {
-		r := &bnode{n: 1}
-		r.kids[0] = t.root
-		a, n := t.root.summary()
-		r.set(0, a)
-		r.cnt[0] = n
-		t.root.parent = r
-		t.root = r
-		r.splitKid(0, splitPoint(i, n))
-	}
+	t.growRoot(false)
 	a := unitAggs(u)
 	nd := t.root
 	for !nd.leaf {
@@ -287,18 +299,100 @@ func (t *btreeList) Insert(u *unit, i int) {
 				j++
 			}
 		}
-		nd.cnt[j]++
-		nd.ts[j] = max(nd.ts[j], a.ts)
-		nd.ltsUndef[j] = max(nd.ltsUndef[j], a.ltsUndef)
-		nd.ltsAll[j] = max(nd.ltsAll[j], a.ltsAll)
-		nd.seq[j] = max(nd.seq[j], a.seq)
+		nd.grow(j, a)
 		nd = nd.kids[j]
 	}
+	nd.put(i, u, a)
+	t.size++
+}
+
+// InsertOrdered finds the place and inserts in one descent: at each level the entry whose subtree
+// holds the first unit that compares greater than u (its maxima pass the search), or the last
+// entry when none does, for an insertion at the end.
+func (t *btreeList) InsertOrdered(u *unit) {
+	s, any := greaterSearch(u)
+	if !any {
+		t.insert(u, nil)
+		return
+	}
+	t.insert(u, &s)
+}
+
+// insert puts u before the first unit that passes s, or at the end when s is nil or no unit
+// passes it.
+func (t *btreeList) insert(u *unit, s *search) {
+	if s != nil && t.root != nil && s.next(t.root, 0, t.root.n) == t.root.n {
+		s = nil
+	}
+	t.growRoot(s == nil)
+	a := unitAggs(u)
+	nd := t.root
+	for !nd.leaf {
+		j := nd.n - 1
+		if s != nil {
+			j = s.next(nd, 0, nd.n)
+		}
+		if nd.kids[j].n == bmax {
+			if s == nil {
+				nd.splitKid(j, bmax-1)
+				j++
+			} else {
+				nd.splitKid(j, bmax/2)
+				// The first unit that passes is in one of the halves.
+				if s.next(nd, j, j+1) != j {
+					j++
+				}
+			}
+		}
+		nd.grow(j, a)
+		nd = nd.kids[j]
+	}
+	i := nd.n
+	if s != nil {
+		i = s.next(nd, 0, nd.n)
+	}
+	nd.put(i, u, a)
+	t.size++
+}
+
+// growRoot adds a level above a full root, so that a descent never splits the root itself; atEnd
+// splits it as for an insertion at its end (splitPoint).
+func (t *btreeList) growRoot(atEnd bool) {
+	if t.root == nil {
+		t.root = &bnode{leaf: true}
+	}
+	if t.root.n < bmax {
+		return
+	}
+	r := &bnode{n: 1}
+	r.kids[0] = t.root
+	a, n := t.root.summary()
+	r.set(0, a)
+	r.cnt[0] = n
+	t.root.parent, t.root.slot = r, 0
+	t.root = r
+	h := bmax / 2
+	if atEnd {
+		h = bmax - 1
+	}
+	r.splitKid(0, h)
+}
+
+// grow counts a unit with keys a into entry j of the inner node nd.
+func (nd *bnode) grow(j int, a aggs) {
+	nd.cnt[j]++
+	nd.ts[j] = max(nd.ts[j], a.ts)
+	nd.ltsUndef[j] = max(nd.ltsUndef[j], a.ltsUndef)
+	nd.ltsAll[j] = max(nd.ltsAll[j], a.ltsAll)
+	nd.seq[j] = max(nd.seq[j], a.seq)
+}
+
+// put places u, with keys a, at entry i of the leaf nd.
+func (nd *bnode) put(i int, u *unit, a aggs) {
 	nd.openAt(i)
 	nd.units[i] = u
 	nd.set(i, a)
-	u.leaf = nd
-	t.size++
+	u.leaf, u.slot = nd, uint8(i)
 }
 
 // Remove takes u out of its leaf and fixes the counts up to the root, and the maxima as far as
@@ -314,7 +408,7 @@ func (t *btreeList) Remove(u *unit) {
 	keys := true
 	for nd.parent != nil {
 		p := nd.parent
-		j := p.slotOf(nd)
+		j := nd.slot
 		p.cnt[j]--
 		switch {
 		case nd.n == 0:
@@ -340,7 +434,7 @@ func (t *btreeList) Remove(u *unit) {
 	}
 	for !t.root.leaf && t.root.n == 1 {
 		t.root = t.root.kids[0]
-		t.root.parent = nil
+		t.root.parent, t.root.slot = nil, 0
 	}
 }
 
@@ -348,7 +442,7 @@ func (t *btreeList) Index(u *unit) int {
 	i := unitSlot(u)
 	for nd := u.leaf; nd.parent != nil; nd = nd.parent {
 		p := nd.parent
-		for j := 0; p.kids[j] != nd; j++ {
+		for j := 0; j < nd.slot; j++ {
 			i += p.cnt[j]
 		}
 	}
@@ -372,7 +466,7 @@ func (t *btreeList) Refresh(u *unit) {
 	nd.set(i, now)
 	for nd.parent != nil {
 		p := nd.parent
-		j := p.slotOf(nd)
+		j := nd.slot
 		m := p.get(j)
 		next, ok := lift(m, was, now)
 		if !ok {
@@ -417,19 +511,21 @@ func lift(m, was, now aggs) (aggs, bool) {
 // the unit after it does (compare(u, u) is never > 0). staysPut reads neither u's entry nor the
 // maxima above it, so it runs before they are refreshed; a unit that moves is removed with the
 // keys the tree holds for it, which spares rescanning the nodes it leaves when it held none of
-// their maxima, and inserted where FirstGreater puts it among the others.
-func (t *btreeList) Reposition(u *unit) {
+// their maxima, and inserted where InsertOrdered puts it among the others.
+func (t *btreeList) Reposition(u *unit, changed bool) {
 	if t.staysPut(u) {
-		t.Refresh(u)
+		if changed {
+			t.Refresh(u)
+		}
 		return
 	}
 	t.Remove(u)
-	t.Insert(u, t.FirstGreater(u))
+	t.InsertOrdered(u)
 }
 
-// staysPut reports, from u's own root-to-leaf path, that FirstGreater(u) is u's index + 1: no
-// unit before u compares greater than u (the entries before u's slot at every level, through
-// their maxima) and the unit after u does, or u is the last. It reads u's current keys from u
+// staysPut reports, from u's own root-to-leaf path, that InsertOrdered(u) after Remove(u) would
+// put u back at its index: no unit before u compares greater than u (the entries before u's slot
+// at every level, through their maxima) and the unit after u does, or u is the last. It reads u's current keys from u
 // itself, never from the tree. false means only that the path cannot tell (u is last in its
 // leaf but not in the list) or that u moves.
 func (t *btreeList) staysPut(u *unit) bool {
@@ -438,17 +534,17 @@ func (t *btreeList) staysPut(u *unit) bool {
 	lastInLeaf := i == nd.n-1
 	s, any := greaterSearch(u)
 	// The next unit's keys are in the leaf: it compares greater exactly when it passes the search.
-	if !lastInLeaf && (!any || s.next(nd, i+1) != i+1) {
+	if !lastInLeaf && (!any || s.next(nd, i+1, i+2) != i+1) {
 		return false
 	}
-	if any && s.next(nd, 0) < i {
+	if any && s.next(nd, 0, i) < i {
 		return false
 	}
 	atEnd := lastInLeaf
 	for nd.parent != nil {
 		p := nd.parent
-		j := p.slotOf(nd)
-		if any && s.next(p, 0) < j {
+		j := nd.slot
+		if any && s.next(p, 0, j) < j {
 			return false
 		}
 		atEnd = atEnd && j == p.n-1
@@ -473,35 +569,50 @@ const (
 	searchSeq             // seq above v
 )
 
-// next is the first entry of nd at or after j that passes s, or nd.n. One tight loop per mode:
+// next is the first entry of nd in [j, end) that passes s, or end. One tight loop per mode:
 // a search scans up to bmax entries per level.
-func (s *search) next(nd *bnode, j int) int {
-	n := nd.n
+func (s *search) next(nd *bnode, j, end int) int {
+	v, lts := s.v, s.lts
 	switch s.mode {
 	case searchTs:
+		ts := nd.ts[:end]
 		if s.plainLts {
-			for j < n && !(nd.ts[j] > s.v || nd.ltsUndef[j] > s.lts) {
-				j++
+			lu := nd.ltsUndef[:end]
+			for ; j < len(ts); j++ {
+				if ts[j] > v || lu[j] > lts {
+					return j
+				}
 			}
-			return j
+			return end
 		}
-		for j < n && !(nd.ts[j] > s.v) {
-			j++
+		for ; j < len(ts); j++ {
+			if ts[j] > v {
+				return j
+			}
 		}
 	case searchLtsUndef:
-		for j < n && !(nd.ltsUndef[j] > s.lts) {
-			j++
+		lu := nd.ltsUndef[:end]
+		for ; j < len(lu); j++ {
+			if lu[j] > lts {
+				return j
+			}
 		}
 	case searchLtsAll:
-		for j < n && !(nd.ltsAll[j] > s.lts) {
-			j++
+		la := nd.ltsAll[:end]
+		for ; j < len(la); j++ {
+			if la[j] > lts {
+				return j
+			}
 		}
 	default:
-		for j < n && !(nd.seq[j] > s.v) {
-			j++
+		sq := nd.seq[:end]
+		for ; j < len(sq); j++ {
+			if sq[j] > v {
+				return j
+			}
 		}
 	}
-	return j
+	return end
 }
 
 // first is the index of the first unit at or after from that passes s, or Len().
@@ -522,7 +633,7 @@ func firstIn(nd *bnode, base int, s *search, from int) int {
 		if from > base {
 			j = from - base
 		}
-		if j = s.next(nd, j); j < nd.n {
+		if j = s.next(nd, j, nd.n); j < nd.n {
 			return base + j
 		}
 		return -1
@@ -532,7 +643,7 @@ func firstIn(nd *bnode, base int, s *search, from int) int {
 		j++
 	}
 	for {
-		k := s.next(nd, j)
+		k := s.next(nd, j, nd.n)
 		for ; j < k; j++ {
 			base += nd.cnt[j]
 		}
@@ -545,16 +656,6 @@ func firstIn(nd *bnode, base int, s *search, from int) int {
 		base += nd.cnt[j]
 		j++
 	}
-}
-
-// FirstGreater evaluates greater(X, q) through the keys: a unit passes exactly when greater holds
-// (WEBCHAT-ORDERING §4.3 step 5).
-func (t *btreeList) FirstGreater(q *unit) int {
-	s, any := greaterSearch(q)
-	if !any {
-		return t.size
-	}
-	return t.first(&s, 0)
 }
 
 // greaterSearch is the search for units X with greater(X, q); any is false when no unit can

@@ -28,7 +28,9 @@ func (s *sliceList) Index(u *unit) int {
 
 func (s *sliceList) Refresh(*unit) {}
 
-func (s *sliceList) Reposition(u *unit) {
+func (s *sliceList) InsertOrdered(u *unit) { s.Insert(u, s.FirstGreater(u)) }
+
+func (s *sliceList) Reposition(u *unit, _ bool) {
 	s.Remove(u)
 	s.Insert(u, s.FirstGreater(u))
 }
