@@ -55,27 +55,36 @@ func TrimSpace(raw []byte) []byte {
 // the bytes of an activity.
 func skipString(d []byte, i int) (int, bool, error) {
 	esc := false
-	for i++; i < len(d); {
+	i++
+	for {
 		if i+8 <= len(d) {
-			x := binary.LittleEndian.Uint64(d[i:])
-			m := zeroBytes(x^quotes) | zeroBytes(x^backslashes)
+			m := quoteOrBackslash(binary.LittleEndian.Uint64(d[i : i+8]))
 			if m == 0 {
 				i += 8
 				continue
 			}
-			i += bits.TrailingZeros64(m) / 8
+			i += bits.TrailingZeros64(m) >> 3
+		} else {
+			for i < len(d) && d[i] != '"' && d[i] != '\\' {
+				i++
+			}
+			if i >= len(d) {
+				return 0, false, ErrSyntax
+			}
 		}
-		switch d[i] {
-		case '\\':
-			esc = true
-			i += 2
-		case '"':
+		if d[i] == '"' {
 			return i + 1, esc, nil
-		default:
-			i++
 		}
+		esc = true
+		i += 2
 	}
-	return 0, false, ErrSyntax
+}
+
+// quoteOrBackslash sets the high bit of the lowest byte of x that is a quote or a backslash (and
+// possibly of higher bytes), and of no byte below it.
+func quoteOrBackslash(x uint64) uint64 {
+	q, b := x^quotes, x^backslashes
+	return ((q-lowBits)&^q | (b-lowBits)&^b) & highBits
 }
 
 const (
@@ -141,7 +150,10 @@ func SkipValueStrict(d []byte, i int) (int, error) {
 		return 0, ErrSyntax
 	}
 	switch d[i] {
-	case '"', '{', '[':
+	case '"':
+		end, _, err := skipString(d, i)
+		return end, err
+	case '{', '[':
 		return SkipValue(d, i)
 	}
 	start := i
@@ -188,12 +200,13 @@ func (o *Object) Next() (key []byte, value int, done bool, err error) {
 	if i >= len(d) {
 		return nil, 0, false, ErrSyntax
 	}
-	if d[i] == '}' {
+	c := d[i]
+	if c == '}' {
 		o.i = i + 1
 		return nil, 0, true, nil
 	}
 	if o.begun {
-		if d[i] != ',' {
+		if c != ',' {
 			return nil, 0, false, ErrSyntax
 		}
 		i = SkipSpace(d, i+1)
@@ -201,26 +214,58 @@ func (o *Object) Next() (key []byte, value int, done bool, err error) {
 	if i >= len(d) || d[i] != '"' {
 		return nil, 0, false, ErrSyntax
 	}
+	// Keys are short and plain: the word loop of skipString, written out, finds their end
+	// without a call; a key with a backslash, or too near the end of d, is left to skipString.
+	end := i + 1
+	for end+8 <= len(d) {
+		m := quoteOrBackslash(binary.LittleEndian.Uint64(d[end : end+8]))
+		if m != 0 {
+			end += bits.TrailingZeros64(m) >> 3
+			break
+		}
+		end += 8
+	}
+	if end < len(d) && d[end] == '"' {
+		key = d[i+1 : end]
+		end++
+		o.escaped = false
+	} else if key, end, err = o.escapedKey(i); err != nil {
+		return nil, 0, false, err
+	}
+	if end < len(d) && d[end] == ':' {
+		// Compact JSON: the value follows the colon.
+		end++
+	} else if i = SkipSpace(d, end); i < len(d) && d[i] == ':' {
+		end = i + 1
+	} else {
+		return nil, 0, false, ErrSyntax
+	}
+	o.begun = true
+	o.i = end
+	if end < len(d) && !isSpace(d[end]) {
+		return key, end, false, nil
+	}
+	return key, SkipSpace(d, end), false, nil
+}
+
+// escapedKey reads the key starting at o.d[i] == '"' the general way: unescaped into fresh
+// storage when it holds an escape.
+func (o *Object) escapedKey(i int) (key []byte, end int, err error) {
+	d := o.d
 	end, esc, err := skipString(d, i)
 	if err != nil {
-		return nil, 0, false, err
+		return nil, 0, err
 	}
 	key = d[i+1 : end-1]
 	o.escaped = esc
 	if esc {
 		var s string
 		if json.Unmarshal(d[i:end], &s) != nil {
-			return nil, 0, false, ErrSyntax
+			return nil, 0, ErrSyntax
 		}
 		key = []byte(s)
 	}
-	i = SkipSpace(d, end)
-	if i >= len(d) || d[i] != ':' {
-		return nil, 0, false, ErrSyntax
-	}
-	o.begun = true
-	o.i = i + 1
-	return key, SkipSpace(d, i+1), false, nil
+	return key, end, nil
 }
 
 // SkipTo moves past a value that ends at end.
@@ -312,8 +357,16 @@ func PlainString(v []byte) (inner []byte, ok bool) {
 	i := 0
 	for ; i+8 <= len(inner); i += 8 {
 		x := binary.LittleEndian.Uint64(inner[i:])
-		if zeroBytes(x^quotes)|zeroBytes(x^backslashes)|(x-controls)&^x&highBits|x&highBits != 0 {
+		if notPlainASCII(x) {
 			break
+		}
+	}
+	if i < len(inner) && i+8 > len(inner) && len(inner) >= 8 {
+		// No word had another byte: the last eight bytes, overlapping those already looked at,
+		// settle the rest.
+		x := binary.LittleEndian.Uint64(inner[len(inner)-8:])
+		if !notPlainASCII(x) {
+			return inner, true
 		}
 	}
 	ascii := true
@@ -329,6 +382,40 @@ func PlainString(v []byte) (inner []byte, ok bool) {
 		return nil, false
 	}
 	return inner, true
+}
+
+// notPlainASCII reports whether any byte of x is a quote, a backslash, a control character or
+// not ASCII.
+func notPlainASCII(x uint64) bool {
+	return quoteOrBackslash(x)|(x-controls)&^x&highBits|x&highBits != 0
+}
+
+// SkipPlainString returns the index after the string starting at d[i] == '"', and whether
+// PlainString would hand out its inside, d[i+1:end-1], as its value. It spares a reader that
+// skips a string and then reads it a second pass over a plain string's bytes.
+func SkipPlainString(d []byte, i int) (end int, plain bool, err error) {
+	j := i + 1
+	for j+8 <= len(d) {
+		x := binary.LittleEndian.Uint64(d[j : j+8])
+		m := quoteOrBackslash(x) | (x-controls)&^x&highBits | x&highBits
+		if m != 0 {
+			if j += bits.TrailingZeros64(m) >> 3; d[j] == '"' {
+				return j + 1, true, nil
+			}
+			break
+		}
+		j += 8
+	}
+	// A string near the end of d, or one with any other byte: the general way.
+	end, esc, err := skipString(d, i)
+	if err != nil {
+		return 0, false, err
+	}
+	if esc {
+		return end, false, nil
+	}
+	_, plain = PlainString(d[i:end])
+	return end, plain, nil
 }
 
 // StringValue decodes raw (whitespace around it allowed) as encoding/json decodes a JSON string
