@@ -269,7 +269,14 @@ func (o *Object) escapedKey(i int) (key []byte, end int, err error) {
 }
 
 // SkipTo moves past a value that ends at end.
-func (o *Object) SkipTo(end int) { o.i = SkipSpace(o.d, end) }
+func (o *Object) SkipTo(end int) {
+	if end < len(o.d) && !isSpace(o.d[end]) {
+		// Compact JSON: the separator or the closing brace follows the value.
+		o.i = end
+		return
+	}
+	o.i = SkipSpace(o.d, end)
+}
 
 // Pos is the index after the closing brace once Next has reported done.
 func (o *Object) Pos() int { return o.i }
