@@ -9,10 +9,8 @@
 package jsonscan
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"math/bits"
 	"unicode/utf8"
 )
 
@@ -51,32 +49,18 @@ func TrimSpace(raw []byte) []byte {
 }
 
 // skipString returns the index after the string starting at d[i] == '"', and whether it holds
-// an escape. It looks at eight bytes at a time for a quote or a backslash: strings are most of
+// an escape. indexQuote finds each quote or backslash many bytes at a time: strings are most of
 // the bytes of an activity.
 func skipString(d []byte, i int) (int, bool, error) {
 	esc := false
-	i++
-	for {
-		if i+8 <= len(d) {
-			m := quoteOrBackslash(binary.LittleEndian.Uint64(d[i : i+8]))
-			if m == 0 {
-				i += 8
-				continue
-			}
-			i += bits.TrailingZeros64(m) >> 3
-		} else {
-			for i < len(d) && d[i] != '"' && d[i] != '\\' {
-				i++
-			}
-			if i >= len(d) {
-				return 0, false, ErrSyntax
-			}
+	for i++; ; i += 2 {
+		if i = indexQuote(d, i); i >= len(d) {
+			return 0, false, ErrSyntax
 		}
 		if d[i] == '"' {
 			return i + 1, esc, nil
 		}
 		esc = true
-		i += 2
 	}
 }
 
@@ -96,10 +80,6 @@ const (
 	controls = 0x2020202020202020
 )
 
-// zeroBytes sets the high bit of the lowest zero byte of x (and possibly of higher bytes), and of
-// no byte below it.
-func zeroBytes(x uint64) uint64 { return (x - lowBits) &^ x & highBits }
-
 // SkipValue returns the index after the value starting at d[i]. Objects and arrays are skipped by
 // matching brackets outside strings; a literal runs to the next whitespace, ',', '}' or ']'.
 func SkipValue(d []byte, i int) (int, error) {
@@ -108,6 +88,10 @@ func SkipValue(d []byte, i int) (int, error) {
 	}
 	switch d[i] {
 	case '"':
+		// A string without escapes, as most are, ends at the first quote or backslash found.
+		if j := indexQuote(d, i+1); j < len(d) && d[j] == '"' {
+			return j + 1, nil
+		}
 		end, _, err := skipString(d, i)
 		return end, err
 	case '{', '[':
@@ -151,6 +135,9 @@ func SkipValueStrict(d []byte, i int) (int, error) {
 	}
 	switch d[i] {
 	case '"':
+		if j := indexQuote(d, i+1); j < len(d) && d[j] == '"' {
+			return j + 1, nil
+		}
 		end, _, err := skipString(d, i)
 		return end, err
 	case '{', '[':
@@ -214,17 +201,9 @@ func (o *Object) Next() (key []byte, value int, done bool, err error) {
 	if i >= len(d) || d[i] != '"' {
 		return nil, 0, false, ErrSyntax
 	}
-	// Keys are short and plain: the word loop of skipString, written out, finds their end
-	// without a call; a key with a backslash, or too near the end of d, is left to skipString.
-	end := i + 1
-	for end+8 <= len(d) {
-		m := quoteOrBackslash(binary.LittleEndian.Uint64(d[end : end+8]))
-		if m != 0 {
-			end += bits.TrailingZeros64(m) >> 3
-			break
-		}
-		end += 8
-	}
+	// Keys are plain: the first quote or backslash is usually the quote that ends the key; a key
+	// with a backslash is left to escapedKey.
+	end := indexQuote(d, i+1)
 	if end < len(d) && d[end] == '"' {
 		key = d[i+1 : end]
 		end++
@@ -358,23 +337,12 @@ func PlainString(v []byte) (inner []byte, ok bool) {
 		return nil, false
 	}
 	inner = v[1 : len(v)-1]
-	// Eight bytes at a time while all are printable ASCII other than a quote or a backslash, as
-	// most of an activity's ids and texts are; the bytes from the first word with any other byte
-	// on are looked at one by one.
-	i := 0
-	for ; i+8 <= len(inner); i += 8 {
-		x := binary.LittleEndian.Uint64(inner[i:])
-		if notPlainASCII(x) {
-			break
-		}
-	}
-	if i < len(inner) && i+8 > len(inner) && len(inner) >= 8 {
-		// No word had another byte: the last eight bytes, overlapping those already looked at,
-		// settle the rest.
-		x := binary.LittleEndian.Uint64(inner[len(inner)-8:])
-		if !notPlainASCII(x) {
-			return inner, true
-		}
+	// Printable ASCII other than a quote or a backslash, as most of an activity's ids and texts
+	// are, is settled by indexNotPlain; the bytes from the first other one on are looked at one
+	// by one.
+	i := indexNotPlain(inner, 0)
+	if i == len(inner) {
+		return inner, true
 	}
 	ascii := true
 	for _, c := range inner[i:] {
@@ -391,29 +359,14 @@ func PlainString(v []byte) (inner []byte, ok bool) {
 	return inner, true
 }
 
-// notPlainASCII reports whether any byte of x is a quote, a backslash, a control character or
-// not ASCII.
-func notPlainASCII(x uint64) bool {
-	return quoteOrBackslash(x)|(x-controls)&^x&highBits|x&highBits != 0
-}
-
 // SkipPlainString returns the index after the string starting at d[i] == '"', and whether
 // PlainString would hand out its inside, d[i+1:end-1], as its value. It spares a reader that
 // skips a string and then reads it a second pass over a plain string's bytes.
 func SkipPlainString(d []byte, i int) (end int, plain bool, err error) {
-	j := i + 1
-	for j+8 <= len(d) {
-		x := binary.LittleEndian.Uint64(d[j : j+8])
-		m := quoteOrBackslash(x) | (x-controls)&^x&highBits | x&highBits
-		if m != 0 {
-			if j += bits.TrailingZeros64(m) >> 3; d[j] == '"' {
-				return j + 1, true, nil
-			}
-			break
-		}
-		j += 8
+	if j := indexNotPlain(d, i+1); j < len(d) && d[j] == '"' {
+		return j + 1, true, nil
 	}
-	// A string near the end of d, or one with any other byte: the general way.
+	// A string with any other byte: the general way.
 	end, esc, err := skipString(d, i)
 	if err != nil {
 		return 0, false, err

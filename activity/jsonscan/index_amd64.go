@@ -1,0 +1,7 @@
+package jsonscan
+
+//go:noescape
+func indexQuote(d []byte, i int) int
+
+//go:noescape
+func indexNotPlain(d []byte, i int) int

@@ -1,0 +1,154 @@
+#include "textflag.h"
+
+// Sixteen copies of a quote, a backslash and 0x20.
+DATA quotes16<>+0(SB)/8, $0x2222222222222222
+DATA quotes16<>+8(SB)/8, $0x2222222222222222
+GLOBL quotes16<>(SB), (RODATA|NOPTR), $16
+DATA backslashes16<>+0(SB)/8, $0x5c5c5c5c5c5c5c5c
+DATA backslashes16<>+8(SB)/8, $0x5c5c5c5c5c5c5c5c
+GLOBL backslashes16<>(SB), (RODATA|NOPTR), $16
+DATA spaces16<>+0(SB)/8, $0x2020202020202020
+DATA spaces16<>+8(SB)/8, $0x2020202020202020
+GLOBL spaces16<>(SB), (RODATA|NOPTR), $16
+
+// func indexQuote(d []byte, i int) int
+TEXT ·indexQuote(SB), NOSPLIT, $0-40
+	MOVQ d_base+0(FP), SI
+	MOVQ d_len+8(FP), BX
+	MOVQ i+24(FP), AX
+	MOVOU quotes16<>(SB), X2
+	MOVOU backslashes16<>(SB), X3
+
+qloop:
+	LEAQ 16(AX), CX
+	CMPQ CX, BX
+	JGT  qtail
+	MOVOU (SI)(AX*1), X0
+	MOVOU X0, X1
+	PCMPEQB X2, X0
+	PCMPEQB X3, X1
+	POR  X1, X0
+	PMOVMSKB X0, DX
+	TESTL DX, DX
+	JNZ  qfound
+	MOVQ CX, AX
+	JMP  qloop
+
+qtail:
+	// Fewer than sixteen bytes from AX on.
+	CMPQ AX, BX
+	JGE  qnone
+	CMPQ BX, $16
+	JLT  qshort
+	// The last sixteen bytes of d; the first 16-(len-AX) of them come before AX.
+	MOVOU -16(SI)(BX*1), X0
+	MOVOU X0, X1
+	PCMPEQB X2, X0
+	PCMPEQB X3, X1
+	POR  X1, X0
+	PMOVMSKB X0, DX
+	MOVQ AX, CX
+	SUBQ BX, CX
+	ADDQ $16, CX
+	SHRL CX, DX
+	TESTL DX, DX
+	JZ   qnone
+
+qfound:
+	BSFL DX, DX
+	ADDQ DX, AX
+	MOVQ AX, ret+32(FP)
+	RET
+
+qshort:
+	// d is shorter than sixteen bytes: one byte at a time.
+	MOVBLZX (SI)(AX*1), DX
+	CMPB DX, $0x22
+	JEQ  qdone
+	CMPB DX, $0x5c
+	JEQ  qdone
+	INCQ AX
+	CMPQ AX, BX
+	JLT  qshort
+
+qnone:
+	MOVQ BX, AX
+
+qdone:
+	MOVQ AX, ret+32(FP)
+	RET
+
+// func indexNotPlain(d []byte, i int) int
+TEXT ·indexNotPlain(SB), NOSPLIT, $0-40
+	MOVQ d_base+0(FP), SI
+	MOVQ d_len+8(FP), BX
+	MOVQ i+24(FP), AX
+	MOVOU quotes16<>(SB), X2
+	MOVOU backslashes16<>(SB), X3
+	MOVOU spaces16<>(SB), X4
+
+ploop:
+	LEAQ 16(AX), CX
+	CMPQ CX, BX
+	JGT  ptail
+	MOVOU (SI)(AX*1), X0
+	MOVOU X0, X1
+	MOVOU X4, X5
+	PCMPGTB X0, X5 // 0x20 > byte, signed: a control character or a byte outside ASCII
+	PCMPEQB X2, X0
+	PCMPEQB X3, X1
+	POR  X1, X0
+	POR  X5, X0
+	PMOVMSKB X0, DX
+	TESTL DX, DX
+	JNZ  pfound
+	MOVQ CX, AX
+	JMP  ploop
+
+ptail:
+	CMPQ AX, BX
+	JGE  pnone
+	CMPQ BX, $16
+	JLT  pshort
+	MOVOU -16(SI)(BX*1), X0
+	MOVOU X0, X1
+	MOVOU X4, X5
+	PCMPGTB X0, X5
+	PCMPEQB X2, X0
+	PCMPEQB X3, X1
+	POR  X1, X0
+	POR  X5, X0
+	PMOVMSKB X0, DX
+	MOVQ AX, CX
+	SUBQ BX, CX
+	ADDQ $16, CX
+	SHRL CX, DX
+	TESTL DX, DX
+	JZ   pnone
+
+pfound:
+	BSFL DX, DX
+	ADDQ DX, AX
+	MOVQ AX, ret+32(FP)
+	RET
+
+pshort:
+	MOVBLZX (SI)(AX*1), DX
+	CMPB DX, $0x22
+	JEQ  pdone
+	CMPB DX, $0x5c
+	JEQ  pdone
+	CMPB DX, $0x20
+	JCS  pdone // below 0x20
+	CMPB DX, $0x80
+	JCC  pdone // 0x80 or above
+	INCQ AX
+	CMPQ AX, BX
+	JLT  pshort
+
+pnone:
+	MOVQ BX, AX
+
+pdone:
+	MOVQ AX, ret+32(FP)
+	RET

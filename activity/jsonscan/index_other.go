@@ -1,0 +1,7 @@
+//go:build !amd64
+
+package jsonscan
+
+func indexQuote(d []byte, i int) int { return indexQuoteWords(d, i) }
+
+func indexNotPlain(d []byte, i int) int { return indexNotPlainWords(d, i) }
