@@ -39,3 +39,25 @@ func indexNotPlainWords(d []byte, i int) int {
 	}
 	return len(d)
 }
+
+// compactKey reads the member key at d[i] (after the ',' at d[i] when begun) as Next would, for
+// compact JSON: a plain key, a colon right after it and a value right after that. It returns the
+// key's bounds and the index of its value; value is 0 for any other input, which Next then
+// reads the general way.
+func compactKeyWords(d []byte, i int, begun bool) (start, end, value int) {
+	if begun {
+		if i >= len(d) || d[i] != ',' {
+			return 0, 0, 0
+		}
+		i++
+	}
+	if i >= len(d) || d[i] != '"' {
+		return 0, 0, 0
+	}
+	start = i + 1
+	end = indexQuoteWords(d, start)
+	if end+2 >= len(d) || d[end] != '"' || d[end+1] != ':' || d[end+2] <= ' ' {
+		return 0, 0, 0
+	}
+	return start, end, end + 2
+}

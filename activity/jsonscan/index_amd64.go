@@ -5,3 +5,6 @@ func indexQuote(d []byte, i int) int
 
 //go:noescape
 func indexNotPlain(d []byte, i int) int
+
+//go:noescape
+func compactKey(d []byte, i int, begun bool) (start, end, value int)

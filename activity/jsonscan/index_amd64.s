@@ -152,3 +152,67 @@ pnone:
 pdone:
 	MOVQ AX, ret+32(FP)
 	RET
+
+// func compactKey(d []byte, i int, begun bool) (start, end, value int)
+TEXT ·compactKey(SB), NOSPLIT, $0-64
+	MOVQ d_base+0(FP), SI
+	MOVQ d_len+8(FP), BX
+	MOVQ i+24(FP), AX
+	CMPQ AX, BX
+	JGE  kfail
+	MOVBLZX begun+32(FP), CX
+	TESTQ CX, CX
+	JZ   kquote
+	CMPB (SI)(AX*1), $0x2c // ','
+	JNE  kfail
+	INCQ AX
+	CMPQ AX, BX
+	JGE  kfail
+
+kquote:
+	CMPB (SI)(AX*1), $0x22
+	JNE  kfail
+	INCQ AX
+	MOVQ AX, R8
+	MOVOU quotes16<>(SB), X2
+	MOVOU backslashes16<>(SB), X3
+
+kloop:
+	LEAQ 16(AX), CX
+	CMPQ CX, BX
+	JGT  kfail // near the end of d: left to the general way
+	MOVOU (SI)(AX*1), X0
+	MOVOU X0, X1
+	PCMPEQB X2, X0
+	PCMPEQB X3, X1
+	POR  X1, X0
+	PMOVMSKB X0, DX
+	TESTL DX, DX
+	JNZ  kfound
+	MOVQ CX, AX
+	JMP  kloop
+
+kfound:
+	BSFL DX, DX
+	ADDQ DX, AX
+	CMPB (SI)(AX*1), $0x22
+	JNE  kfail // a backslash: the key is unescaped the general way
+	MOVQ AX, R9
+	// AX is within the sixteen bytes just loaded, so AX+1 is within d.
+	CMPB 1(SI)(AX*1), $0x3a // ':'
+	JNE  kfail
+	ADDQ $2, AX
+	CMPQ AX, BX
+	JGE  kfail
+	CMPB (SI)(AX*1), $0x20
+	JLS  kfail // whitespace (or a control character) after the colon
+	MOVQ R8, start+40(FP)
+	MOVQ R9, end+48(FP)
+	MOVQ AX, value+56(FP)
+	RET
+
+kfail:
+	MOVQ $0, start+40(FP)
+	MOVQ $0, end+48(FP)
+	MOVQ $0, value+56(FP)
+	RET

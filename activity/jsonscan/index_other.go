@@ -5,3 +5,7 @@ package jsonscan
 func indexQuote(d []byte, i int) int { return indexQuoteWords(d, i) }
 
 func indexNotPlain(d []byte, i int) int { return indexNotPlainWords(d, i) }
+
+func compactKey(d []byte, i int, begun bool) (start, end, value int) {
+	return compactKeyWords(d, i, begun)
+}

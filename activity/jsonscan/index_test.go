@@ -2,6 +2,7 @@ package jsonscan
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 )
 
@@ -69,6 +70,44 @@ func TestIndexSubslice(t *testing.T) {
 			}
 			if got := indexNotPlain(sub, i); got != n {
 				t.Fatalf("indexNotPlain(%q, %d) = %d, want %d", sub, i, got, n)
+			}
+		}
+	}
+}
+
+// checkCompactKey checks, from every index of d, that whenever compactKey (or its portable form)
+// reads a key, Next's general way reads the same key and value index.
+func checkCompactKey(t *testing.T, d []byte) {
+	t.Helper()
+	for i := 0; i <= len(d); i++ {
+		for _, begun := range []bool{false, true} {
+			for _, f := range []func([]byte, int, bool) (int, int, int){compactKey, compactKeyWords} {
+				start, end, v := f(d, i, begun)
+				if v == 0 {
+					continue
+				}
+				o := Object{d: d, i: i, begun: begun}
+				key, value, done, err := o.next()
+				if err != nil || done || value != v || len(key) != end-start || (len(key) > 0 && &key[0] != &d[start]) {
+					t.Fatalf("compactKey(%q, %d, %v) = %d, %d, %d; general way %q, %d, %v, %v", d, i, begun, start, end, v, key, value, done, err)
+				}
+			}
+		}
+	}
+}
+
+// TestCompactKey: keys of every length around the sixteen bytes compared at a time, followed by
+// what may come after a key, with and without the separator before it.
+func TestCompactKey(t *testing.T) {
+	afters := []string{`:1}`, `:"v"}`, `: 1}`, `:`, `:}`, ` :1}`, `:{"a":1}}`, "\x00", `:` + "\x1f", `:` + "\x7f"}
+	for n := 0; n <= 40; n++ {
+		for _, p := range []string{"", `\"`, `\\`, `é`, "\x00"} {
+			for _, after := range afters {
+				key := strings.Repeat("k", n) + p
+				for _, in := range []string{`{"` + key + `"` + after, `{"a":1,"` + key + `"` + after, `,"` + key + `"` + after} {
+					checkCompactKey(t, []byte(in))
+					checkCompactKey(t, []byte(in+strings.Repeat(" ", 20)))
+				}
 			}
 		}
 	}

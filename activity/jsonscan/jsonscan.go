@@ -183,6 +183,15 @@ func OpenObject(d []byte, i int) (Object, error) {
 // brace is read, and Pos is then the index after it. Keys come as in Members; the caller must not
 // keep key.
 func (o *Object) Next() (key []byte, value int, done bool, err error) {
+	if start, end, v := compactKey(o.d, o.i, o.begun); v > 0 {
+		o.i, o.begun, o.escaped = v, true, false
+		return o.d[start:end], v, false, nil
+	}
+	return o.next()
+}
+
+// next is Next the general way: whitespace, escaped keys, the closing brace and errors.
+func (o *Object) next() (key []byte, value int, done bool, err error) {
 	d, i := o.d, o.i
 	if i >= len(d) {
 		return nil, 0, false, ErrSyntax
