@@ -42,22 +42,32 @@ func indexNotPlainWords(d []byte, i int) int {
 
 // compactKey reads the member key at d[i] (after the ',' at d[i] when begun) as Next would, for
 // compact JSON: a plain key, a colon right after it and a value right after that. It returns the
-// key's bounds and the index of its value; value is 0 for any other input, which Next then
-// reads the general way.
-func compactKeyWords(d []byte, i int, begun bool) (start, end, value int) {
+// key's bounds and the index of its value; value is -1 for the closing brace at d[i], and 0 for
+// any other input, which Next then reads the general way. With values, vend is the index after
+// the value when it is a string PlainString would hand out the inside of, and 0 otherwise.
+func compactKeyWords(d []byte, i int, begun, values bool) (start, end, value, vend int) {
+	if i < len(d) && d[i] == '}' {
+		return 0, 0, -1, 0
+	}
 	if begun {
 		if i >= len(d) || d[i] != ',' {
-			return 0, 0, 0
+			return 0, 0, 0, 0
 		}
 		i++
 	}
 	if i >= len(d) || d[i] != '"' {
-		return 0, 0, 0
+		return 0, 0, 0, 0
 	}
 	start = i + 1
 	end = indexQuoteWords(d, start)
 	if end+2 >= len(d) || d[end] != '"' || d[end+1] != ':' || d[end+2] <= ' ' {
-		return 0, 0, 0
+		return 0, 0, 0, 0
 	}
-	return start, end, end + 2
+	value = end + 2
+	if values && d[value] == '"' {
+		if j := indexNotPlainWords(d, value+1); j < len(d) && d[j] == '"' {
+			vend = j + 1
+		}
+	}
+	return start, end, value, vend
 }

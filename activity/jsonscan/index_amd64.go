@@ -7,4 +7,4 @@ func indexQuote(d []byte, i int) int
 func indexNotPlain(d []byte, i int) int
 
 //go:noescape
-func compactKey(d []byte, i int, begun bool) (start, end, value int)
+func compactKey(d []byte, i int, begun, values bool) (start, end, value, vend int)

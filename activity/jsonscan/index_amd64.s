@@ -153,25 +153,31 @@ pdone:
 	MOVQ AX, ret+32(FP)
 	RET
 
-// func compactKey(d []byte, i int, begun bool) (start, end, value int)
-TEXT ·compactKey(SB), NOSPLIT, $0-64
+// func compactKey(d []byte, i int, begun, values bool) (start, end, value, vend int)
+TEXT ·compactKey(SB), NOSPLIT, $0-72
+	MOVQ $0, start+40(FP)
+	MOVQ $0, end+48(FP)
+	MOVQ $0, value+56(FP)
+	MOVQ $0, vend+64(FP)
 	MOVQ d_base+0(FP), SI
 	MOVQ d_len+8(FP), BX
 	MOVQ i+24(FP), AX
 	CMPQ AX, BX
-	JGE  kfail
+	JGE  kdone
+	CMPB (SI)(AX*1), $0x7d // '}'
+	JEQ  kclose
 	MOVBLZX begun+32(FP), CX
 	TESTQ CX, CX
 	JZ   kquote
 	CMPB (SI)(AX*1), $0x2c // ','
-	JNE  kfail
+	JNE  kdone
 	INCQ AX
 	CMPQ AX, BX
-	JGE  kfail
+	JGE  kdone
 
 kquote:
 	CMPB (SI)(AX*1), $0x22
-	JNE  kfail
+	JNE  kdone
 	INCQ AX
 	MOVQ AX, R8
 	MOVOU quotes16<>(SB), X2
@@ -180,7 +186,7 @@ kquote:
 kloop:
 	LEAQ 16(AX), CX
 	CMPQ CX, BX
-	JGT  kfail // near the end of d: left to the general way
+	JGT  ktail
 	MOVOU (SI)(AX*1), X0
 	MOVOU X0, X1
 	PCMPEQB X2, X0
@@ -192,27 +198,102 @@ kloop:
 	MOVQ CX, AX
 	JMP  kloop
 
+ktail:
+	// Fewer than sixteen bytes from AX on: the last sixteen bytes of d, without those before AX.
+	CMPQ BX, $16
+	JLT  kdone
+	CMPQ AX, BX
+	JGE  kdone
+	MOVOU -16(SI)(BX*1), X0
+	MOVOU X0, X1
+	PCMPEQB X2, X0
+	PCMPEQB X3, X1
+	POR  X1, X0
+	PMOVMSKB X0, DX
+	MOVQ AX, CX
+	SUBQ BX, CX
+	ADDQ $16, CX
+	SHRL CX, DX
+	TESTL DX, DX
+	JZ   kdone
+
 kfound:
 	BSFL DX, DX
 	ADDQ DX, AX
 	CMPB (SI)(AX*1), $0x22
-	JNE  kfail // a backslash: the key is unescaped the general way
+	JNE  kdone // a backslash: the key is unescaped the general way
 	MOVQ AX, R9
-	// AX is within the sixteen bytes just loaded, so AX+1 is within d.
-	CMPB 1(SI)(AX*1), $0x3a // ':'
-	JNE  kfail
-	ADDQ $2, AX
+	INCQ AX
 	CMPQ AX, BX
-	JGE  kfail
+	JGE  kdone
+	CMPB (SI)(AX*1), $0x3a // ':'
+	JNE  kdone
+	INCQ AX
+	CMPQ AX, BX
+	JGE  kdone
 	CMPB (SI)(AX*1), $0x20
-	JLS  kfail // whitespace (or a control character) after the colon
+	JLS  kdone // whitespace (or a control character) after the colon
 	MOVQ R8, start+40(FP)
 	MOVQ R9, end+48(FP)
 	MOVQ AX, value+56(FP)
+	MOVBLZX values+33(FP), CX
+	TESTQ CX, CX
+	JZ   kdone
+	CMPB (SI)(AX*1), $0x22
+	JNE  kdone
+	INCQ AX
+	MOVOU spaces16<>(SB), X4
+
+vloop:
+	LEAQ 16(AX), CX
+	CMPQ CX, BX
+	JGT  vtail
+	MOVOU (SI)(AX*1), X0
+	MOVOU X0, X1
+	MOVOU X4, X5
+	PCMPGTB X0, X5
+	PCMPEQB X2, X0
+	PCMPEQB X3, X1
+	POR  X1, X0
+	POR  X5, X0
+	PMOVMSKB X0, DX
+	TESTL DX, DX
+	JNZ  vfound
+	MOVQ CX, AX
+	JMP  vloop
+
+vtail:
+	CMPQ BX, $16
+	JLT  kdone
+	CMPQ AX, BX
+	JGE  kdone
+	MOVOU -16(SI)(BX*1), X0
+	MOVOU X0, X1
+	MOVOU X4, X5
+	PCMPGTB X0, X5
+	PCMPEQB X2, X0
+	PCMPEQB X3, X1
+	POR  X1, X0
+	POR  X5, X0
+	PMOVMSKB X0, DX
+	MOVQ AX, CX
+	SUBQ BX, CX
+	ADDQ $16, CX
+	SHRL CX, DX
+	TESTL DX, DX
+	JZ   kdone
+
+vfound:
+	BSFL DX, DX
+	ADDQ DX, AX
+	CMPB (SI)(AX*1), $0x22
+	JNE  kdone // not a plain string: skipped the general way
+	INCQ AX
+	MOVQ AX, vend+64(FP)
+
+kdone:
 	RET
 
-kfail:
-	MOVQ $0, start+40(FP)
-	MOVQ $0, end+48(FP)
-	MOVQ $0, value+56(FP)
+kclose:
+	MOVQ $-1, value+56(FP)
 	RET

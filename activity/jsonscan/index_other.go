@@ -6,6 +6,6 @@ func indexQuote(d []byte, i int) int { return indexQuoteWords(d, i) }
 
 func indexNotPlain(d []byte, i int) int { return indexNotPlainWords(d, i) }
 
-func compactKey(d []byte, i int, begun bool) (start, end, value int) {
-	return compactKeyWords(d, i, begun)
+func compactKey(d []byte, i int, begun, values bool) (start, end, value, vend int) {
+	return compactKeyWords(d, i, begun, values)
 }

@@ -81,15 +81,29 @@ func checkCompactKey(t *testing.T, d []byte) {
 	t.Helper()
 	for i := 0; i <= len(d); i++ {
 		for _, begun := range []bool{false, true} {
-			for _, f := range []func([]byte, int, bool) (int, int, int){compactKey, compactKeyWords} {
-				start, end, v := f(d, i, begun)
-				if v == 0 {
-					continue
+			for _, f := range []func([]byte, int, bool, bool) (int, int, int, int){compactKey, compactKeyWords} {
+				start, end, v, vend := f(d, i, begun, true)
+				if s2, e2, v2, vend2 := f(d, i, begun, false); s2 != start || e2 != end || v2 != v || vend2 != 0 {
+					t.Fatalf("compactKey(%q, %d, %v) without values = %d, %d, %d, %d", d, i, begun, s2, e2, v2, vend2)
 				}
 				o := Object{d: d, i: i, begun: begun}
 				key, value, done, err := o.next()
+				if v <= 0 {
+					if vend != 0 || (v < 0) != (done && err == nil && o.i == i+1) {
+						t.Fatalf("compactKey(%q, %d, %v) = %d, value end %d; general way %v, %v, at %d", d, i, begun, v, vend, done, err, o.i)
+					}
+					continue
+				}
 				if err != nil || done || value != v || len(key) != end-start || (len(key) > 0 && &key[0] != &d[start]) {
 					t.Fatalf("compactKey(%q, %d, %v) = %d, %d, %d; general way %q, %d, %v, %v", d, i, begun, start, end, v, key, value, done, err)
+				}
+				if vend == 0 {
+					continue
+				}
+				// A plain string value: skipped as SkipValue skips it, and PlainString reads it.
+				wend, werr := SkipValue(d, v)
+				if _, plain := PlainString(d[v:vend]); werr != nil || wend != vend || !plain {
+					t.Fatalf("compactKey(%q, %d, %v) value end %d; SkipValue %d, %v, plain %v", d, i, begun, vend, wend, werr, plain)
 				}
 			}
 		}
@@ -99,8 +113,14 @@ func checkCompactKey(t *testing.T, d []byte) {
 // TestCompactKey: keys of every length around the sixteen bytes compared at a time, followed by
 // what may come after a key, with and without the separator before it.
 func TestCompactKey(t *testing.T) {
-	afters := []string{`:1}`, `:"v"}`, `: 1}`, `:`, `:}`, ` :1}`, `:{"a":1}}`, "\x00", `:` + "\x1f", `:` + "\x7f"}
-	for n := 0; n <= 40; n++ {
+	afters := []string{`:1}`, `:"v"}`, `: 1}`, `:`, `:}`, ` :1}`, `:{"a":1}}`, "\x00", `:` + "\x1f", `:` + "\x7f",
+		`:"v\"w"}`, `:"é"}`, `:"` + "\x01" + `"}`, `:"v`, `:""}`}
+	for n := 0; n <= 34; n++ {
+		for _, p := range []string{"", `\"`, "é", "\x1f", "\x7f"} {
+			afters = append(afters, `:"`+strings.Repeat("v", n)+p+`"}`)
+		}
+	}
+	for n := 0; n <= 18; n++ {
 		for _, p := range []string{"", `\"`, `\\`, `é`, "\x00"} {
 			for _, after := range afters {
 				key := strings.Repeat("k", n) + p

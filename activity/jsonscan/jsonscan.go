@@ -183,11 +183,34 @@ func OpenObject(d []byte, i int) (Object, error) {
 // brace is read, and Pos is then the index after it. Keys come as in Members; the caller must not
 // keep key.
 func (o *Object) Next() (key []byte, value int, done bool, err error) {
-	if start, end, v := compactKey(o.d, o.i, o.begun); v > 0 {
+	start, end, v, _ := compactKey(o.d, o.i, o.begun, false)
+	if v > 0 {
 		o.i, o.begun, o.escaped = v, true, false
 		return o.d[start:end], v, false, nil
 	}
+	if v < 0 {
+		o.i++
+		return nil, 0, true, nil
+	}
 	return o.next()
+}
+
+// Member is Next that also skips a plain string value where it stands: end is the index after
+// the value when it is a string PlainString would hand out the inside of, found in the same pass
+// as the key for compact JSON; otherwise end is 0, and the caller skips or enters the value as
+// after Next. Either way the caller moves past the value with SkipTo.
+func (o *Object) Member() (key []byte, value, end int, done bool, err error) {
+	start, kend, v, vend := compactKey(o.d, o.i, o.begun, true)
+	if v > 0 {
+		o.i, o.begun, o.escaped = v, true, false
+		return o.d[start:kend], v, vend, false, nil
+	}
+	if v < 0 {
+		o.i++
+		return nil, 0, 0, true, nil
+	}
+	key, value, done, err = o.next()
+	return key, value, 0, done, err
 }
 
 // next is Next the general way: whitespace, escaped keys, the closing brace and errors.
