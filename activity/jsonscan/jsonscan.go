@@ -176,7 +176,9 @@ func OpenObject(d []byte, i int) (Object, error) {
 	if i >= len(d) || d[i] != '{' {
 		return Object{}, ErrSyntax
 	}
-	return Object{d: d, i: SkipSpace(d, i+1)}, nil
+	// Whitespace before the first key is left to Next, which keeps OpenObject small enough to
+	// be inlined.
+	return Object{d: d, i: i + 1}, nil
 }
 
 // Next returns the next member's key and the index of its value; done is true once the closing
@@ -216,6 +218,9 @@ func (o *Object) Member() (key []byte, value, end int, done bool, err error) {
 // next is Next the general way: whitespace, escaped keys, the closing brace and errors.
 func (o *Object) next() (key []byte, value int, done bool, err error) {
 	d, i := o.d, o.i
+	if !o.begun {
+		i = SkipSpace(d, i)
+	}
 	if i >= len(d) {
 		return nil, 0, false, ErrSyntax
 	}
