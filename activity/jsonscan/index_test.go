@@ -132,3 +132,62 @@ func TestCompactKey(t *testing.T) {
 		}
 	}
 }
+
+// checkMember walks d as an object with Member and with Next and SkipValue: the same members,
+// values and errors, and Member's value ends are those of plain strings.
+func checkMember(t *testing.T, d []byte) {
+	t.Helper()
+	om, errm := OpenObject(d, 0)
+	on, errn := OpenObject(d, 0)
+	if (errm == nil) != (errn == nil) {
+		t.Fatalf("OpenObject(%q) = %v, %v", d, errm, errn)
+	}
+	if errm != nil {
+		return
+	}
+	for {
+		km, vm, endm, donem, errm := om.Member()
+		kn, vn, donen, errn := on.Next()
+		if string(km) != string(kn) || vm != vn || donem != donen || (errm == nil) != (errn == nil) {
+			t.Fatalf("Member on %q = %q, %d, %v, %v; Next %q, %d, %v, %v", d, km, vm, donem, errm, kn, vn, donen, errn)
+		}
+		if donem || errm != nil {
+			if om.Pos() != on.Pos() {
+				t.Fatalf("Member on %q ends at %d, Next at %d", d, om.Pos(), on.Pos())
+			}
+			return
+		}
+		end, err := SkipValue(d, vn)
+		if endm != 0 {
+			if _, plain := PlainString(d[vm:endm]); err != nil || end != endm || !plain {
+				t.Fatalf("Member on %q: value %d to %d; SkipValue %d, %v, plain %v", d, vm, endm, end, err, plain)
+			}
+		}
+		if err != nil {
+			return
+		}
+		om.SkipTo(end)
+		on.SkipTo(end)
+	}
+}
+
+// TestMember: objects of members around the sixteen bytes compared at a time, with every kind of
+// value and separator Member reads the general way.
+func TestMember(t *testing.T) {
+	var members []string
+	for n := 0; n <= 18; n++ {
+		k := strings.Repeat("k", n)
+		members = append(members, `"`+k+`":"`+strings.Repeat("v", 18-n)+`"`, `"`+k+`":1`, `"`+k+`":{"a":"b"}`,
+			`"`+k+`":"v\"w"`, `"`+k+`":"é"`, `"`+k+`" :"v"`, `"`+k+`": "v"`, `"\u0041`+k+`":"v"`, `"`+k+`":null`)
+	}
+	for a, m := range members {
+		m2 := members[(a*7+3)%len(members)]
+		m3 := members[(a*13+5)%len(members)]
+		for _, sep := range []string{",", " ,", ", "} {
+			for _, in := range []string{`{` + m + `}`, `{` + m + sep + m2 + `}`, `{` + m + `,` + m2 + sep + m3 + `}`,
+				`{` + m + `,` + m2, `{ ` + m + ` }`, `{` + m + `,}`, `{` + m + `}x`} {
+				checkMember(t, []byte(in))
+			}
+		}
+	}
+}

@@ -401,6 +401,11 @@ func checkScan(t *testing.T, in []byte) {
 		t.Errorf("StringValue(%q) = %q, %v; encoding/json gives %q, %v", in, gs, gok, ws, wok)
 	}
 	checkSkipPlainString(t, in)
+	checkMember(t, in)
+	if len(in) <= 64 {
+		checkIndex(t, in)
+		checkCompactKey(t, in)
+	}
 	got, err := members(in)
 	if sgot, _, serr := walkStrict(in); serr == nil && (err != nil || !reflect.DeepEqual(sgot, got)) {
 		t.Errorf("entered walk of %q = %q; Members %q, %v", in, sgot, got, err)
