@@ -178,7 +178,8 @@ func TestMember(t *testing.T) {
 	for n := 0; n <= 18; n++ {
 		k := strings.Repeat("k", n)
 		members = append(members, `"`+k+`":"`+strings.Repeat("v", 18-n)+`"`, `"`+k+`":1`, `"`+k+`":{"a":"b"}`,
-			`"`+k+`":"v\"w"`, `"`+k+`":"é"`, `"`+k+`" :"v"`, `"`+k+`": "v"`, `"\u0041`+k+`":"v"`, `"`+k+`":null`)
+			`"`+k+`":"v\"w"`, `"`+k+`":"é"`, `"`+k+`" :"v"`, `"`+k+`": "v"`, `"\u0041`+k+`":"v"`, `"`+k+`":null`,
+			`"`+k+`":"v`+"\x01"+`w"`, `"`+k+`":"v`+"\xff"+`w"`, `"`+k+`":"`+"\xe2\x82"+`"`)
 	}
 	for a, m := range members {
 		m2 := members[(a*7+3)%len(members)]
