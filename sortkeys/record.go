@@ -323,29 +323,16 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 				r.typ, _ = internedOf(t[i:end])
 			}
 		case "id":
-			if t[i] == '"' {
-				var plain bool
-				if end, plain, err = jsonscan.SkipPlainString(t, i); plain && len(raw) <= math.MaxInt32 {
-					r.idRef, r.idIsString = strRef{off: int32(base - cap(t) + i + 1), n: int32(end - i - 2)}, true
-					break
-				}
-			}
 			if end, err = jsonscan.SkipValue(t, i); err == nil {
 				r.idRef, r.idIsString = r.strOf(t[i:end], strID)
 			}
 		case "text":
-			plain := false
-			if t[i] == '"' {
-				end, plain, err = jsonscan.SkipPlainString(t, i)
-			} else {
-				end, err = jsonscan.SkipValue(t, i)
-			}
-			if err == nil {
+			if end, err = jsonscan.SkipValue(t, i); err == nil {
 				v := t[i:end]
 				text = v
 				r.textKind = textOther
-				if plain {
-					r.textKind, r.hasText = textString, len(v) > 2
+				if inner, ok := jsonscan.PlainString(v); ok {
+					r.textKind, r.hasText = textString, len(inner) > 0
 				} else if s, ok := jsonscan.StringValue(v); ok {
 					r.textKind, r.hasText = textString, s != ""
 				}
