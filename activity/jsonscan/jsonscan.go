@@ -396,25 +396,6 @@ func PlainString(v []byte) (inner []byte, ok bool) {
 	return inner, true
 }
 
-// SkipPlainString returns the index after the string starting at d[i] == '"', and whether
-// PlainString would hand out its inside, d[i+1:end-1], as its value. It spares a reader that
-// skips a string and then reads it a second pass over a plain string's bytes.
-func SkipPlainString(d []byte, i int) (end int, plain bool, err error) {
-	if j := indexNotPlain(d, i+1); j < len(d) && d[j] == '"' {
-		return j + 1, true, nil
-	}
-	// A string with any other byte: the general way.
-	end, esc, err := skipString(d, i)
-	if err != nil {
-		return 0, false, err
-	}
-	if esc {
-		return end, false, nil
-	}
-	_, plain = PlainString(d[i:end])
-	return end, plain, nil
-}
-
 // StringValue decodes raw (whitespace around it allowed) as encoding/json decodes a JSON string
 // into a Go string; ok is false for any other value. A PlainString is read without encoding/json.
 func StringValue(raw []byte) (string, bool) {
