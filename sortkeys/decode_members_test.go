@@ -3,6 +3,7 @@ package sortkeys
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/directline-go/directline/activity"
@@ -174,22 +175,50 @@ func FuzzDecodeRecordMatchesMemberScan(f *testing.F) {
 			f.Add([]byte(ev.Activity))
 		}
 	}
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		var m1, m2 decodeArenas
-		r1, e1 := decodeRecordByMembers(raw, "u-user", &m1)
-		r2, e2 := decodeRecord(raw, "u-user", &m2)
-		if (e1 == nil) != (e2 == nil) {
-			t.Fatalf("%q: old %v new %v", raw, e1, e2)
+	f.Fuzz(checkMatchesMemberScan)
+}
+
+func checkMatchesMemberScan(t *testing.T, raw []byte) {
+	t.Helper()
+	var m1, m2 decodeArenas
+	r1, e1 := decodeRecordByMembers(raw, "u-user", &m1)
+	r2, e2 := decodeRecord(raw, "u-user", &m2)
+	if (e1 == nil) != (e2 == nil) {
+		t.Fatalf("%q: old %v new %v", raw, e1, e2)
+	}
+	if e1 != nil {
+		return
+	}
+	g1, _ := json.Marshal(viewOfRecord(r1))
+	g2, _ := json.Marshal(viewOfRecord(r2))
+	if !bytes.Equal(g1, g2) {
+		t.Fatalf("%q: old %s new %s", raw, g1, g2)
+	}
+}
+
+// TestDecodeRecordCutsAndSpaces compares the single-pass decoder with the member-by-member one on
+// every prefix of the seeds and of random activities (a member cut after its key, its colon or
+// inside its value reads the general way, near the end of the input), and on the same activities
+// with whitespace around their separators.
+func TestDecodeRecordCutsAndSpaces(t *testing.T) {
+	var ins []string
+	ins = append(ins, decodeSeeds...)
+	for _, ev := range randomLog(5, 60, true) {
+		if len(ev.Activity) > 0 {
+			ins = append(ins, string(ev.Activity))
 		}
-		if e1 != nil {
-			return
+	}
+	for _, in := range ins {
+		for n := 0; n <= len(in); n++ {
+			checkMatchesMemberScan(t, []byte(in[:n]))
 		}
-		g1, _ := json.Marshal(viewOfRecord(r1))
-		g2, _ := json.Marshal(viewOfRecord(r2))
-		if !bytes.Equal(g1, g2) {
-			t.Fatalf("%q: old %s new %s", raw, g1, g2)
+		for _, r := range []*strings.Replacer{
+			strings.NewReplacer(`":`, `" :`), strings.NewReplacer(`":`, `": `), strings.NewReplacer(`,"`, ` ,"`),
+			strings.NewReplacer(`,"`, `, "`), strings.NewReplacer(`{"`, `{ "`), strings.NewReplacer(`"}`, `" }`),
+		} {
+			checkMatchesMemberScan(t, []byte(r.Replace(in)))
 		}
-	})
+	}
 }
 
 // TestDecodeRecordRepeatedChannelData: with channelData repeated, the livestream readers see the

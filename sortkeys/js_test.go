@@ -115,7 +115,8 @@ func TestParseUTCMillisMatchesParser(t *testing.T) {
 			copy(b[17:19], fmt.Sprintf("%02d", rng.IntN(60)))
 		}
 		if n%7 == 0 {
-			b[rng.IntN(len(b))] = "TtZz :.-+/9x"[rng.IntN(12)]
+			const odd = "TtZz :.-+/9x\x00\x7f\x80\xb0\xb9\xd0\xff"
+			b[rng.IntN(len(b))] = odd[rng.IntN(len(odd))]
 		}
 		s := string(b)
 		got, want := parseDate(s), generalParseDate(s)
@@ -124,6 +125,18 @@ func TestParseUTCMillisMatchesParser(t *testing.T) {
 		}
 		if v, ok := parseUTCMillis(b); ok && v != want {
 			t.Fatalf("parseUTCMillis(%q) = %v, general parser %v", s, v, want)
+		}
+	}
+}
+
+// TestMonthStart compares the count for 1970–2099 with the general calendar's, on both sides of
+// that range too.
+func TestMonthStart(t *testing.T) {
+	for y := 1800; y < 2300; y++ {
+		for m := 1; m <= 12; m++ {
+			if got, want := monthStart(y, m), daysFromCivil(y, m, 1); got != want {
+				t.Fatalf("monthStart(%d, %d) = %d, daysFromCivil %d", y, m, got, want)
+			}
 		}
 	}
 }

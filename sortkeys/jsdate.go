@@ -1,6 +1,7 @@
 package sortkeys
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -190,28 +191,60 @@ func parseUTCMillis(s []byte) (float64, bool) {
 	if len(s) != 24 {
 		return 0, false
 	}
-	s = s[:24:24]
-	if s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != '.' || s[23] != 'Z' {
+	// Three words: "YYYY-MM-", "DDTHH:mm", ":ss.sssZ". The separators are compared under a mask;
+	// the digits, with '0' taken from each, must all be at most 9 (a byte below '0' borrows to
+	// 0x80 or more; one above '9' reaches 0x80 once 0x76 is added).
+	w0, w1, w2 := binary.LittleEndian.Uint64(s[0:8]), binary.LittleEndian.Uint64(s[8:16]), binary.LittleEndian.Uint64(s[16:24])
+	if w0&sepMask0 != sepWant0 || w1&sepMask1 != sepWant1 || w2&sepMask2 != sepWant2 {
 		return 0, false
 	}
-	// Two-digit fields; a byte that is not a digit makes its field at least 100.
-	two := func(i int) int {
-		a, b := int(s[i])-'0', int(s[i+1])-'0'
-		if uint(a) > 9 || uint(b) > 9 {
-			return 100
-		}
-		return a*10 + b
-	}
-	hi, lo, msHi, ms1 := two(0), two(2), two(20), int(s[22])-'0'
-	month, day, hour, minute, sec := two(5), two(8), two(11), two(14), two(17)
-	if hi > 99 || lo > 99 || msHi > 99 || uint(ms1) > 9 || month < 1 || month > 12 || day < 1 || day > 31 ||
-		hour > 23 || minute > 59 || sec > 59 {
+	d0, d1, d2 := w0&^sepMask0|sepMask0&zeros-zeros, w1&^sepMask1|sepMask1&zeros-zeros, w2&^sepMask2|sepMask2&zeros-zeros
+	if (d0|(d0+nines)|d1|(d1+nines)|d2|(d2+nines))&highs != 0 {
 		return 0, false
 	}
-	days := daysFromCivil(hi*100+lo, month, 1) + int64(day-1)
-	t := float64(days)*86400000 + float64(hour)*3600000 + float64(minute)*60000 + float64(sec)*1000 + float64(msHi*10+ms1)
-	return t, true
+	// Byte k of p is the two-digit number starting at digit k.
+	p0, p1, p2 := d0*10+d0>>8, d1*10+d1>>8, d2*10+d2>>8
+	at := func(p uint64, k int) int { return int(p >> (8 * k) & 0xff) }
+	year, month, day := at(p0, 0)*100+at(p0, 2), at(p0, 5), at(p1, 0)
+	hour, minute, sec, ms := at(p1, 3), at(p1, 6), at(p2, 1), at(p2, 4)*10+at(d2, 6)
+	if month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || sec > 59 {
+		return 0, false
+	}
+	// Every term and partial sum is an integer below 2^53, so the sum in int64 converts to the
+	// float64 the general parser adds up.
+	days := monthStart(year, month) + int64(day-1)
+	return float64(days*86400000 + int64(hour*3600000+minute*60000+sec*1000+ms)), true
 }
+
+// monthStart is daysFromCivil(y, m, 1); the years from 1970 to 2099, where every fourth year is a
+// leap year, are counted without the general calendar's divisions.
+func monthStart(y, m int) int64 {
+	if y < 1970 || y > 2099 {
+		return daysFromCivil(y, m, 1)
+	}
+	days := 365*(y-1970) + (y-1969)/4 + int(daysBeforeMonth[m-1])
+	if m > 2 && y%4 == 0 {
+		days++
+	}
+	return int64(days)
+}
+
+// daysBeforeMonth counts the days of a common year before each month.
+var daysBeforeMonth = [12]uint16{0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334}
+
+// The separators of YYYY-MM-DDTHH:mm:ss.sssZ in its three words, little-endian, and the masks
+// that pick them out; zeros, nines and highs repeat '0', 0x76 and 0x80 in every byte.
+const (
+	sepMask0 = 0xff<<32 | 0xff<<56
+	sepWant0 = '-'<<32 | '-'<<56
+	sepMask1 = 0xff<<16 | 0xff<<40
+	sepWant1 = 'T'<<16 | ':'<<40
+	sepMask2 = 0xff | 0xff<<24 | 0xff<<56
+	sepWant2 = ':' | '.'<<24 | 'Z'<<56
+	zeros    = 0x3030303030303030
+	nines    = 0x7676767676767676
+	highs    = 0x8080808080808080
+)
 
 // daysFromCivil counts days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar.
 func daysFromCivil(y, m, d int) int64 {

@@ -252,12 +252,48 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 		return nil, err
 	}
 	for {
-		key, i, done, err := o.Next()
+		key, i, vend, done, err := o.Member()
 		if err != nil {
 			return nil, err
 		}
 		if done {
 			break
+		}
+		if vend != 0 {
+			// A plain string, skipped by Member.
+			o.SkipTo(vend)
+			v := t[i:vend]
+			switch string(key) {
+			case "type":
+				r.typ, _ = internedOf(v)
+			case "id":
+				if len(raw) <= math.MaxInt32 {
+					r.idRef, r.idIsString = strRef{off: int32(base - cap(t) + i + 1), n: int32(vend - i - 2)}, true
+				} else {
+					r.idRef, r.idIsString = r.strOf(v, strID)
+				}
+			case "text":
+				text = v
+				r.textKind, r.hasText = textString, len(v) > 2
+			case "timestamp":
+				r.hasTimestamp, r.tsDate, tsString = true, jsDateValue(v), true
+			case "localTimestamp":
+				r.lts = num(jsDateValue(v))
+			case "replyToId":
+				r.replyRef, _ = r.strOf(v, strReplyTo)
+			case "from":
+				// Not an object: from counts as absent.
+				hasFrom = false
+			case "channelData":
+				// Not an object: nothing is read from it.
+				cdSeen++
+			case "entities":
+				// Not an array.
+				return nil, jsonscan.ErrSyntax
+			case "attachments":
+				r.hasAttachments = false
+			}
+			continue
 		}
 		if i < len(t) && t[i] == 'n' {
 			// Web Chat drops null members on receipt.
@@ -439,16 +475,17 @@ func scanFrom(d []byte, i int, fromID *[]byte, fromRole *string) (end int, ok bo
 	// without a callback is the cheaper one.
 	if o, err := jsonscan.OpenObject(d, i); err == nil {
 		for {
-			key, vi, done, err := o.Next()
+			key, vi, vend, done, err := o.Member()
 			if err != nil {
 				break
 			}
 			if done {
 				return o.Pos(), true, nil
 			}
-			vend, err := jsonscan.SkipValueStrict(d, vi)
-			if err != nil {
-				break
+			if vend == 0 {
+				if vend, err = jsonscan.SkipValueStrict(d, vi); err != nil {
+					break
+				}
 			}
 			switch string(key) {
 			case "id":
@@ -511,16 +548,17 @@ func enterObject(d []byte, i int, f func(key, val []byte)) (int, error) {
 		return 0, err
 	}
 	for {
-		key, vi, done, err := o.Next()
+		key, vi, vend, done, err := o.Member()
 		if err != nil {
 			return 0, err
 		}
 		if done {
 			return o.Pos(), nil
 		}
-		vend, err := jsonscan.SkipValueStrict(d, vi)
-		if err != nil {
-			return 0, err
+		if vend == 0 {
+			if vend, err = jsonscan.SkipValueStrict(d, vi); err != nil {
+				return 0, err
+			}
 		}
 		f(key, d[vi:vend])
 		o.SkipTo(vend)
@@ -591,7 +629,7 @@ func (r *record) enterEntity(d []byte, i int) (int, error) {
 	}
 	var streamInfo, partOf, abstract, unsure bool
 	for {
-		key, vi, done, err := o.Next()
+		key, vi, vend, done, err := o.Member()
 		if err != nil {
 			return 0, err
 		}
@@ -599,9 +637,10 @@ func (r *record) enterEntity(d []byte, i int) (int, error) {
 			break
 		}
 		unsure = unsure || o.Escaped()
-		vend, err := jsonscan.SkipValueStrict(d, vi)
-		if err != nil {
-			return 0, err
+		if vend == 0 {
+			if vend, err = jsonscan.SkipValueStrict(d, vi); err != nil {
+				return 0, err
+			}
 		}
 		switch string(key) {
 		case "type":

@@ -9,10 +9,8 @@
 package jsonscan
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"math/bits"
 	"unicode/utf8"
 )
 
@@ -51,31 +49,26 @@ func TrimSpace(raw []byte) []byte {
 }
 
 // skipString returns the index after the string starting at d[i] == '"', and whether it holds
-// an escape. It looks at eight bytes at a time for a quote or a backslash: strings are most of
+// an escape. indexQuote finds each quote or backslash many bytes at a time: strings are most of
 // the bytes of an activity.
 func skipString(d []byte, i int) (int, bool, error) {
 	esc := false
-	for i++; i < len(d); {
-		if i+8 <= len(d) {
-			x := binary.LittleEndian.Uint64(d[i:])
-			m := zeroBytes(x^quotes) | zeroBytes(x^backslashes)
-			if m == 0 {
-				i += 8
-				continue
-			}
-			i += bits.TrailingZeros64(m) / 8
+	for i++; ; i += 2 {
+		if i = indexQuote(d, i); i >= len(d) {
+			return 0, false, ErrSyntax
 		}
-		switch d[i] {
-		case '\\':
-			esc = true
-			i += 2
-		case '"':
+		if d[i] == '"' {
 			return i + 1, esc, nil
-		default:
-			i++
 		}
+		esc = true
 	}
-	return 0, false, ErrSyntax
+}
+
+// quoteOrBackslash sets the high bit of the lowest byte of x that is a quote or a backslash (and
+// possibly of higher bytes), and of no byte below it.
+func quoteOrBackslash(x uint64) uint64 {
+	q, b := x^quotes, x^backslashes
+	return ((q-lowBits)&^q | (b-lowBits)&^b) & highBits
 }
 
 const (
@@ -87,10 +80,6 @@ const (
 	controls = 0x2020202020202020
 )
 
-// zeroBytes sets the high bit of the lowest zero byte of x (and possibly of higher bytes), and of
-// no byte below it.
-func zeroBytes(x uint64) uint64 { return (x - lowBits) &^ x & highBits }
-
 // SkipValue returns the index after the value starting at d[i]. Objects and arrays are skipped by
 // matching brackets outside strings; a literal runs to the next whitespace, ',', '}' or ']'.
 func SkipValue(d []byte, i int) (int, error) {
@@ -99,6 +88,10 @@ func SkipValue(d []byte, i int) (int, error) {
 	}
 	switch d[i] {
 	case '"':
+		// A string without escapes, as most are, ends at the first quote or backslash found.
+		if j := indexQuote(d, i+1); j < len(d) && d[j] == '"' {
+			return j + 1, nil
+		}
 		end, _, err := skipString(d, i)
 		return end, err
 	case '{', '[':
@@ -141,7 +134,13 @@ func SkipValueStrict(d []byte, i int) (int, error) {
 		return 0, ErrSyntax
 	}
 	switch d[i] {
-	case '"', '{', '[':
+	case '"':
+		if j := indexQuote(d, i+1); j < len(d) && d[j] == '"' {
+			return j + 1, nil
+		}
+		end, _, err := skipString(d, i)
+		return end, err
+	case '{', '[':
 		return SkipValue(d, i)
 	}
 	start := i
@@ -177,23 +176,61 @@ func OpenObject(d []byte, i int) (Object, error) {
 	if i >= len(d) || d[i] != '{' {
 		return Object{}, ErrSyntax
 	}
-	return Object{d: d, i: SkipSpace(d, i+1)}, nil
+	// Whitespace before the first key is left to Next, which keeps OpenObject small enough to
+	// be inlined.
+	return Object{d: d, i: i + 1}, nil
 }
 
 // Next returns the next member's key and the index of its value; done is true once the closing
 // brace is read, and Pos is then the index after it. Keys come as in Members; the caller must not
 // keep key.
 func (o *Object) Next() (key []byte, value int, done bool, err error) {
+	start, end, v, _ := compactKey(o.d, o.i, o.begun, false)
+	if v > 0 {
+		o.i, o.begun, o.escaped = v, true, false
+		return o.d[start:end], v, false, nil
+	}
+	if v < 0 {
+		o.i++
+		return nil, 0, true, nil
+	}
+	return o.next()
+}
+
+// Member is Next that also skips a plain string value where it stands: end is the index after
+// the value when it is a string PlainString would hand out the inside of, found in the same pass
+// as the key for compact JSON; otherwise end is 0, and the caller skips or enters the value as
+// after Next. Either way the caller moves past the value with SkipTo.
+func (o *Object) Member() (key []byte, value, end int, done bool, err error) {
+	start, kend, v, vend := compactKey(o.d, o.i, o.begun, true)
+	if v > 0 {
+		o.i, o.begun, o.escaped = v, true, false
+		return o.d[start:kend], v, vend, false, nil
+	}
+	if v < 0 {
+		o.i++
+		return nil, 0, 0, true, nil
+	}
+	key, value, done, err = o.next()
+	return key, value, 0, done, err
+}
+
+// next is Next the general way: whitespace, escaped keys, the closing brace and errors.
+func (o *Object) next() (key []byte, value int, done bool, err error) {
 	d, i := o.d, o.i
+	if !o.begun {
+		i = SkipSpace(d, i)
+	}
 	if i >= len(d) {
 		return nil, 0, false, ErrSyntax
 	}
-	if d[i] == '}' {
+	c := d[i]
+	if c == '}' {
 		o.i = i + 1
 		return nil, 0, true, nil
 	}
 	if o.begun {
-		if d[i] != ',' {
+		if c != ',' {
 			return nil, 0, false, ErrSyntax
 		}
 		i = SkipSpace(d, i+1)
@@ -201,30 +238,61 @@ func (o *Object) Next() (key []byte, value int, done bool, err error) {
 	if i >= len(d) || d[i] != '"' {
 		return nil, 0, false, ErrSyntax
 	}
+	// Keys are plain: the first quote or backslash is usually the quote that ends the key; a key
+	// with a backslash is left to escapedKey.
+	end := indexQuote(d, i+1)
+	if end < len(d) && d[end] == '"' {
+		key = d[i+1 : end]
+		end++
+		o.escaped = false
+	} else if key, end, err = o.escapedKey(i); err != nil {
+		return nil, 0, false, err
+	}
+	if end < len(d) && d[end] == ':' {
+		// Compact JSON: the value follows the colon.
+		end++
+	} else if i = SkipSpace(d, end); i < len(d) && d[i] == ':' {
+		end = i + 1
+	} else {
+		return nil, 0, false, ErrSyntax
+	}
+	o.begun = true
+	o.i = end
+	if end < len(d) && !isSpace(d[end]) {
+		return key, end, false, nil
+	}
+	return key, SkipSpace(d, end), false, nil
+}
+
+// escapedKey reads the key starting at o.d[i] == '"' the general way: unescaped into fresh
+// storage when it holds an escape.
+func (o *Object) escapedKey(i int) (key []byte, end int, err error) {
+	d := o.d
 	end, esc, err := skipString(d, i)
 	if err != nil {
-		return nil, 0, false, err
+		return nil, 0, err
 	}
 	key = d[i+1 : end-1]
 	o.escaped = esc
 	if esc {
 		var s string
 		if json.Unmarshal(d[i:end], &s) != nil {
-			return nil, 0, false, ErrSyntax
+			return nil, 0, ErrSyntax
 		}
 		key = []byte(s)
 	}
-	i = SkipSpace(d, end)
-	if i >= len(d) || d[i] != ':' {
-		return nil, 0, false, ErrSyntax
-	}
-	o.begun = true
-	o.i = i + 1
-	return key, SkipSpace(d, i+1), false, nil
+	return key, end, nil
 }
 
 // SkipTo moves past a value that ends at end.
-func (o *Object) SkipTo(end int) { o.i = SkipSpace(o.d, end) }
+func (o *Object) SkipTo(end int) {
+	if end < len(o.d) && !isSpace(o.d[end]) {
+		// Compact JSON: the separator or the closing brace follows the value.
+		o.i = end
+		return
+	}
+	o.i = SkipSpace(o.d, end)
+}
 
 // Pos is the index after the closing brace once Next has reported done.
 func (o *Object) Pos() int { return o.i }
@@ -306,15 +374,12 @@ func PlainString(v []byte) (inner []byte, ok bool) {
 		return nil, false
 	}
 	inner = v[1 : len(v)-1]
-	// Eight bytes at a time while all are printable ASCII other than a quote or a backslash, as
-	// most of an activity's ids and texts are; the bytes from the first word with any other byte
-	// on are looked at one by one.
-	i := 0
-	for ; i+8 <= len(inner); i += 8 {
-		x := binary.LittleEndian.Uint64(inner[i:])
-		if zeroBytes(x^quotes)|zeroBytes(x^backslashes)|(x-controls)&^x&highBits|x&highBits != 0 {
-			break
-		}
+	// Printable ASCII other than a quote or a backslash, as most of an activity's ids and texts
+	// are, is settled by indexNotPlain; the bytes from the first other one on are looked at one
+	// by one.
+	i := indexNotPlain(inner, 0)
+	if i == len(inner) {
+		return inner, true
 	}
 	ascii := true
 	for _, c := range inner[i:] {

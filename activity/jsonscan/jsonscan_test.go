@@ -365,6 +365,11 @@ func checkScan(t *testing.T, in []byte) {
 	if gs != ws || gok != wok {
 		t.Errorf("StringValue(%q) = %q, %v; encoding/json gives %q, %v", in, gs, gok, ws, wok)
 	}
+	checkMember(t, in)
+	if len(in) <= 64 {
+		checkIndex(t, in)
+		checkCompactKey(t, in)
+	}
 	got, err := members(in)
 	if sgot, _, serr := walkStrict(in); serr == nil && (err != nil || !reflect.DeepEqual(sgot, got)) {
 		t.Errorf("entered walk of %q = %q; Members %q, %v", in, sgot, got, err)

@@ -1,0 +1,299 @@
+#include "textflag.h"
+
+// Sixteen copies of a quote, a backslash and 0x20.
+DATA quotes16<>+0(SB)/8, $0x2222222222222222
+DATA quotes16<>+8(SB)/8, $0x2222222222222222
+GLOBL quotes16<>(SB), (RODATA|NOPTR), $16
+DATA backslashes16<>+0(SB)/8, $0x5c5c5c5c5c5c5c5c
+DATA backslashes16<>+8(SB)/8, $0x5c5c5c5c5c5c5c5c
+GLOBL backslashes16<>(SB), (RODATA|NOPTR), $16
+DATA spaces16<>+0(SB)/8, $0x2020202020202020
+DATA spaces16<>+8(SB)/8, $0x2020202020202020
+GLOBL spaces16<>(SB), (RODATA|NOPTR), $16
+
+// func indexQuote(d []byte, i int) int
+TEXT ·indexQuote(SB), NOSPLIT, $0-40
+	MOVQ d_base+0(FP), SI
+	MOVQ d_len+8(FP), BX
+	MOVQ i+24(FP), AX
+	MOVOU quotes16<>(SB), X2
+	MOVOU backslashes16<>(SB), X3
+
+qloop:
+	LEAQ 16(AX), CX
+	CMPQ CX, BX
+	JGT  qtail
+	MOVOU (SI)(AX*1), X0
+	MOVOU X0, X1
+	PCMPEQB X2, X0
+	PCMPEQB X3, X1
+	POR  X1, X0
+	PMOVMSKB X0, DX
+	TESTL DX, DX
+	JNZ  qfound
+	MOVQ CX, AX
+	JMP  qloop
+
+qtail:
+	// Fewer than sixteen bytes from AX on.
+	CMPQ AX, BX
+	JGE  qnone
+	CMPQ BX, $16
+	JLT  qshort
+	// The last sixteen bytes of d; the first 16-(len-AX) of them come before AX.
+	MOVOU -16(SI)(BX*1), X0
+	MOVOU X0, X1
+	PCMPEQB X2, X0
+	PCMPEQB X3, X1
+	POR  X1, X0
+	PMOVMSKB X0, DX
+	MOVQ AX, CX
+	SUBQ BX, CX
+	ADDQ $16, CX
+	SHRL CX, DX
+	TESTL DX, DX
+	JZ   qnone
+
+qfound:
+	BSFL DX, DX
+	ADDQ DX, AX
+	MOVQ AX, ret+32(FP)
+	RET
+
+qshort:
+	// d is shorter than sixteen bytes: one byte at a time.
+	MOVBLZX (SI)(AX*1), DX
+	CMPB DX, $0x22
+	JEQ  qdone
+	CMPB DX, $0x5c
+	JEQ  qdone
+	INCQ AX
+	CMPQ AX, BX
+	JLT  qshort
+
+qnone:
+	MOVQ BX, AX
+
+qdone:
+	MOVQ AX, ret+32(FP)
+	RET
+
+// func indexNotPlain(d []byte, i int) int
+TEXT ·indexNotPlain(SB), NOSPLIT, $0-40
+	MOVQ d_base+0(FP), SI
+	MOVQ d_len+8(FP), BX
+	MOVQ i+24(FP), AX
+	MOVOU quotes16<>(SB), X2
+	MOVOU backslashes16<>(SB), X3
+	MOVOU spaces16<>(SB), X4
+
+ploop:
+	LEAQ 16(AX), CX
+	CMPQ CX, BX
+	JGT  ptail
+	MOVOU (SI)(AX*1), X0
+	MOVOU X0, X1
+	MOVOU X4, X5
+	PCMPGTB X0, X5 // 0x20 > byte, signed: a control character or a byte outside ASCII
+	PCMPEQB X2, X0
+	PCMPEQB X3, X1
+	POR  X1, X0
+	POR  X5, X0
+	PMOVMSKB X0, DX
+	TESTL DX, DX
+	JNZ  pfound
+	MOVQ CX, AX
+	JMP  ploop
+
+ptail:
+	CMPQ AX, BX
+	JGE  pnone
+	CMPQ BX, $16
+	JLT  pshort
+	MOVOU -16(SI)(BX*1), X0
+	MOVOU X0, X1
+	MOVOU X4, X5
+	PCMPGTB X0, X5
+	PCMPEQB X2, X0
+	PCMPEQB X3, X1
+	POR  X1, X0
+	POR  X5, X0
+	PMOVMSKB X0, DX
+	MOVQ AX, CX
+	SUBQ BX, CX
+	ADDQ $16, CX
+	SHRL CX, DX
+	TESTL DX, DX
+	JZ   pnone
+
+pfound:
+	BSFL DX, DX
+	ADDQ DX, AX
+	MOVQ AX, ret+32(FP)
+	RET
+
+pshort:
+	MOVBLZX (SI)(AX*1), DX
+	CMPB DX, $0x22
+	JEQ  pdone
+	CMPB DX, $0x5c
+	JEQ  pdone
+	CMPB DX, $0x20
+	JCS  pdone // below 0x20
+	CMPB DX, $0x80
+	JCC  pdone // 0x80 or above
+	INCQ AX
+	CMPQ AX, BX
+	JLT  pshort
+
+pnone:
+	MOVQ BX, AX
+
+pdone:
+	MOVQ AX, ret+32(FP)
+	RET
+
+// func compactKey(d []byte, i int, begun, values bool) (start, end, value, vend int)
+TEXT ·compactKey(SB), NOSPLIT, $0-72
+	MOVQ $0, start+40(FP)
+	MOVQ $0, end+48(FP)
+	MOVQ $0, value+56(FP)
+	MOVQ $0, vend+64(FP)
+	MOVQ d_base+0(FP), SI
+	MOVQ d_len+8(FP), BX
+	MOVQ i+24(FP), AX
+	CMPQ AX, BX
+	JGE  kdone
+	CMPB (SI)(AX*1), $0x7d // '}'
+	JEQ  kclose
+	MOVBLZX begun+32(FP), CX
+	TESTQ CX, CX
+	JZ   kquote
+	CMPB (SI)(AX*1), $0x2c // ','
+	JNE  kdone
+	INCQ AX
+	CMPQ AX, BX
+	JGE  kdone
+
+kquote:
+	CMPB (SI)(AX*1), $0x22
+	JNE  kdone
+	INCQ AX
+	MOVQ AX, R8
+	MOVOU quotes16<>(SB), X2
+	MOVOU backslashes16<>(SB), X3
+
+kloop:
+	LEAQ 16(AX), CX
+	CMPQ CX, BX
+	JGT  ktail
+	MOVOU (SI)(AX*1), X0
+	MOVOU X0, X1
+	PCMPEQB X2, X0
+	PCMPEQB X3, X1
+	POR  X1, X0
+	PMOVMSKB X0, DX
+	TESTL DX, DX
+	JNZ  kfound
+	MOVQ CX, AX
+	JMP  kloop
+
+ktail:
+	// Fewer than sixteen bytes from AX on: the last sixteen bytes of d, without those before AX.
+	CMPQ BX, $16
+	JLT  kdone
+	CMPQ AX, BX
+	JGE  kdone
+	MOVOU -16(SI)(BX*1), X0
+	MOVOU X0, X1
+	PCMPEQB X2, X0
+	PCMPEQB X3, X1
+	POR  X1, X0
+	PMOVMSKB X0, DX
+	MOVQ AX, CX
+	SUBQ BX, CX
+	ADDQ $16, CX
+	SHRL CX, DX
+	TESTL DX, DX
+	JZ   kdone
+
+kfound:
+	BSFL DX, DX
+	ADDQ DX, AX
+	CMPB (SI)(AX*1), $0x22
+	JNE  kdone // a backslash: the key is unescaped the general way
+	MOVQ AX, R9
+	INCQ AX
+	CMPQ AX, BX
+	JGE  kdone
+	CMPB (SI)(AX*1), $0x3a // ':'
+	JNE  kdone
+	INCQ AX
+	CMPQ AX, BX
+	JGE  kdone
+	CMPB (SI)(AX*1), $0x20
+	JLS  kdone // whitespace (or a control character) after the colon
+	MOVQ R8, start+40(FP)
+	MOVQ R9, end+48(FP)
+	MOVQ AX, value+56(FP)
+	MOVBLZX values+33(FP), CX
+	TESTQ CX, CX
+	JZ   kdone
+	CMPB (SI)(AX*1), $0x22
+	JNE  kdone
+	INCQ AX
+	MOVOU spaces16<>(SB), X4
+
+vloop:
+	LEAQ 16(AX), CX
+	CMPQ CX, BX
+	JGT  vtail
+	MOVOU (SI)(AX*1), X0
+	MOVOU X0, X1
+	MOVOU X4, X5
+	PCMPGTB X0, X5
+	PCMPEQB X2, X0
+	PCMPEQB X3, X1
+	POR  X1, X0
+	POR  X5, X0
+	PMOVMSKB X0, DX
+	TESTL DX, DX
+	JNZ  vfound
+	MOVQ CX, AX
+	JMP  vloop
+
+vtail:
+	CMPQ BX, $16
+	JLT  kdone
+	CMPQ AX, BX
+	JGE  kdone
+	MOVOU -16(SI)(BX*1), X0
+	MOVOU X0, X1
+	MOVOU X4, X5
+	PCMPGTB X0, X5
+	PCMPEQB X2, X0
+	PCMPEQB X3, X1
+	POR  X1, X0
+	POR  X5, X0
+	PMOVMSKB X0, DX
+	MOVQ AX, CX
+	SUBQ BX, CX
+	ADDQ $16, CX
+	SHRL CX, DX
+	TESTL DX, DX
+	JZ   kdone
+
+vfound:
+	BSFL DX, DX
+	ADDQ DX, AX
+	CMPB (SI)(AX*1), $0x22
+	JNE  kdone // not a plain string: skipped the general way
+	INCQ AX
+	MOVQ AX, vend+64(FP)
+
+kdone:
+	RET
+
+kclose:
+	MOVQ $-1, value+56(FP)
+	RET

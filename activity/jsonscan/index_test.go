@@ -1,0 +1,194 @@
+package jsonscan
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func refIndex(d []byte, i int, special func(c byte) bool) int {
+	for ; i < len(d); i++ {
+		if special(d[i]) {
+			return i
+		}
+	}
+	return len(d)
+}
+
+func isQuoteOrBackslash(c byte) bool { return c == '"' || c == '\\' }
+
+func isNotPlain(c byte) bool { return c == '"' || c == '\\' || c < 0x20 || c >= 0x80 }
+
+// checkIndex compares the string scans, the platform's and the portable ones, with a byte at a
+// time reference from every start in d and past its end.
+func checkIndex(t *testing.T, d []byte) {
+	t.Helper()
+	for i := 0; i <= len(d)+2; i++ {
+		want := refIndex(d, i, isQuoteOrBackslash)
+		if got, gotw := indexQuote(d, i), indexQuoteWords(d, i); got != want || gotw != want {
+			t.Fatalf("indexQuote(%q, %d) = %d, words %d; want %d", d, i, got, gotw, want)
+		}
+		want = refIndex(d, i, isNotPlain)
+		if got, gotw := indexNotPlain(d, i), indexNotPlainWords(d, i); got != want || gotw != want {
+			t.Fatalf("indexNotPlain(%q, %d) = %d, words %d; want %d", d, i, got, gotw, want)
+		}
+	}
+}
+
+// TestIndexEveryOffset puts each kind of byte the scans tell apart, and its neighbours in value,
+// at every offset of inputs shorter and longer than the sixteen and eight bytes they compare at a
+// time, and looks from every start.
+func TestIndexEveryOffset(t *testing.T) {
+	kinds := []byte{'"', '\\', 0x00, 0x1f, 0x20, 0x21, 0x23, 0x5b, 0x5d, 0x7e, 0x7f, 0x80, 0xa2, 0xdc, 0xff}
+	for n := 0; n <= 40; n++ {
+		checkIndex(t, bytes.Repeat([]byte("a"), n))
+		for pos := 0; pos < n; pos++ {
+			for _, k := range kinds {
+				d := bytes.Repeat([]byte("a"), n)
+				d[pos] = k
+				checkIndex(t, d)
+				// A second one further on.
+				if pos+5 < n {
+					d[pos+5] = '"'
+					checkIndex(t, d)
+				}
+			}
+		}
+	}
+}
+
+// TestIndexSubslice: the scans look only within len(d), whatever lies beyond it in memory.
+func TestIndexSubslice(t *testing.T) {
+	buf := bytes.Repeat([]byte(`"\`), 64)
+	for n := 0; n <= 40; n++ {
+		d := bytes.Repeat([]byte("b"), n)
+		copy(buf, d)
+		sub := buf[:n:n]
+		for i := 0; i <= n; i++ {
+			if got := indexQuote(sub, i); got != n {
+				t.Fatalf("indexQuote(%q, %d) = %d, want %d", sub, i, got, n)
+			}
+			if got := indexNotPlain(sub, i); got != n {
+				t.Fatalf("indexNotPlain(%q, %d) = %d, want %d", sub, i, got, n)
+			}
+		}
+	}
+}
+
+// checkCompactKey checks, from every index of d, that whenever compactKey (or its portable form)
+// reads a key, Next's general way reads the same key and value index.
+func checkCompactKey(t *testing.T, d []byte) {
+	t.Helper()
+	for i := 0; i <= len(d); i++ {
+		for _, begun := range []bool{false, true} {
+			for _, f := range []func([]byte, int, bool, bool) (int, int, int, int){compactKey, compactKeyWords} {
+				start, end, v, vend := f(d, i, begun, true)
+				if s2, e2, v2, vend2 := f(d, i, begun, false); s2 != start || e2 != end || v2 != v || vend2 != 0 {
+					t.Fatalf("compactKey(%q, %d, %v) without values = %d, %d, %d, %d", d, i, begun, s2, e2, v2, vend2)
+				}
+				o := Object{d: d, i: i, begun: begun}
+				key, value, done, err := o.next()
+				if v <= 0 {
+					if vend != 0 || (v < 0) != (done && err == nil && o.i == i+1) {
+						t.Fatalf("compactKey(%q, %d, %v) = %d, value end %d; general way %v, %v, at %d", d, i, begun, v, vend, done, err, o.i)
+					}
+					continue
+				}
+				if err != nil || done || value != v || len(key) != end-start || (len(key) > 0 && &key[0] != &d[start]) {
+					t.Fatalf("compactKey(%q, %d, %v) = %d, %d, %d; general way %q, %d, %v, %v", d, i, begun, start, end, v, key, value, done, err)
+				}
+				if vend == 0 {
+					continue
+				}
+				// A plain string value: skipped as SkipValue skips it, and PlainString reads it.
+				wend, werr := SkipValue(d, v)
+				if _, plain := PlainString(d[v:vend]); werr != nil || wend != vend || !plain {
+					t.Fatalf("compactKey(%q, %d, %v) value end %d; SkipValue %d, %v, plain %v", d, i, begun, vend, wend, werr, plain)
+				}
+			}
+		}
+	}
+}
+
+// TestCompactKey: keys of every length around the sixteen bytes compared at a time, followed by
+// what may come after a key, with and without the separator before it.
+func TestCompactKey(t *testing.T) {
+	afters := []string{`:1}`, `:"v"}`, `: 1}`, `:`, `:}`, ` :1}`, `:{"a":1}}`, "\x00", `:` + "\x1f", `:` + "\x7f",
+		`:"v\"w"}`, `:"é"}`, `:"` + "\x01" + `"}`, `:"v`, `:""}`}
+	for n := 0; n <= 34; n++ {
+		for _, p := range []string{"", `\"`, "é", "\x1f", "\x7f"} {
+			afters = append(afters, `:"`+strings.Repeat("v", n)+p+`"}`)
+		}
+	}
+	for n := 0; n <= 18; n++ {
+		for _, p := range []string{"", `\"`, `\\`, `é`, "\x00"} {
+			for _, after := range afters {
+				key := strings.Repeat("k", n) + p
+				for _, in := range []string{`{"` + key + `"` + after, `{"a":1,"` + key + `"` + after, `,"` + key + `"` + after} {
+					checkCompactKey(t, []byte(in))
+					checkCompactKey(t, []byte(in+strings.Repeat(" ", 20)))
+				}
+			}
+		}
+	}
+}
+
+// checkMember walks d as an object with Member and with Next and SkipValue: the same members,
+// values and errors, and Member's value ends are those of plain strings.
+func checkMember(t *testing.T, d []byte) {
+	t.Helper()
+	om, errm := OpenObject(d, 0)
+	on, errn := OpenObject(d, 0)
+	if (errm == nil) != (errn == nil) {
+		t.Fatalf("OpenObject(%q) = %v, %v", d, errm, errn)
+	}
+	if errm != nil {
+		return
+	}
+	for {
+		km, vm, endm, donem, errm := om.Member()
+		kn, vn, donen, errn := on.Next()
+		if string(km) != string(kn) || vm != vn || donem != donen || (errm == nil) != (errn == nil) {
+			t.Fatalf("Member on %q = %q, %d, %v, %v; Next %q, %d, %v, %v", d, km, vm, donem, errm, kn, vn, donen, errn)
+		}
+		if donem || errm != nil {
+			if om.Pos() != on.Pos() {
+				t.Fatalf("Member on %q ends at %d, Next at %d", d, om.Pos(), on.Pos())
+			}
+			return
+		}
+		end, err := SkipValue(d, vn)
+		if endm != 0 {
+			if _, plain := PlainString(d[vm:endm]); err != nil || end != endm || !plain {
+				t.Fatalf("Member on %q: value %d to %d; SkipValue %d, %v, plain %v", d, vm, endm, end, err, plain)
+			}
+		}
+		if err != nil {
+			return
+		}
+		om.SkipTo(end)
+		on.SkipTo(end)
+	}
+}
+
+// TestMember: objects of members around the sixteen bytes compared at a time, with every kind of
+// value and separator Member reads the general way.
+func TestMember(t *testing.T) {
+	var members []string
+	for n := 0; n <= 18; n++ {
+		k := strings.Repeat("k", n)
+		members = append(members, `"`+k+`":"`+strings.Repeat("v", 18-n)+`"`, `"`+k+`":1`, `"`+k+`":{"a":"b"}`,
+			`"`+k+`":"v\"w"`, `"`+k+`":"é"`, `"`+k+`" :"v"`, `"`+k+`": "v"`, `"\u0041`+k+`":"v"`, `"`+k+`":null`,
+			`"`+k+`":"v`+"\x01"+`w"`, `"`+k+`":"v`+"\xff"+`w"`, `"`+k+`":"`+"\xe2\x82"+`"`)
+	}
+	for a, m := range members {
+		m2 := members[(a*7+3)%len(members)]
+		m3 := members[(a*13+5)%len(members)]
+		for _, sep := range []string{",", " ,", ", "} {
+			for _, in := range []string{`{` + m + `}`, `{` + m + sep + m2 + `}`, `{` + m + `,` + m2 + sep + m3 + `}`,
+				`{` + m + `,` + m2, `{ ` + m + ` }`, `{` + m + `,}`, `{` + m + `}x`} {
+				checkMember(t, []byte(in))
+			}
+		}
+	}
+}
