@@ -11,6 +11,35 @@ DATA spaces16<>+0(SB)/8, $0x2020202020202020
 DATA spaces16<>+8(SB)/8, $0x2020202020202020
 GLOBL spaces16<>(SB), (RODATA|NOPTR), $16
 
+// The sixteen bytes in X0 become, in DX, a bit per byte that is a quote or a backslash (X2, X3
+// hold sixteen of each).
+#define QUOTES \
+	MOVOU X0, X1; \
+	PCMPEQB X2, X0; \
+	PCMPEQB X3, X1; \
+	POR X1, X0; \
+	PMOVMSKB X0, DX
+
+// NOTPLAIN is QUOTES that also marks a control character or a byte outside ASCII (X4 holds
+// sixteen 0x20: 0x20 > byte, signed, is true for both).
+#define NOTPLAIN \
+	MOVOU X0, X1; \
+	MOVOU X4, X5; \
+	PCMPGTB X0, X5; \
+	PCMPEQB X2, X0; \
+	PCMPEQB X3, X1; \
+	POR X1, X0; \
+	POR X5, X0; \
+	PMOVMSKB X0, DX
+
+// TAILONLY drops from DX, the mask of d's last sixteen bytes (length BX), the bits of the bytes
+// before AX.
+#define TAILONLY \
+	MOVQ AX, CX; \
+	SUBQ BX, CX; \
+	ADDQ $16, CX; \
+	SHRL CX, DX
+
 // func indexQuote(d []byte, i int) int
 TEXT ·indexQuote(SB), NOSPLIT, $0-40
 	MOVQ d_base+0(FP), SI
@@ -24,11 +53,7 @@ qloop:
 	CMPQ CX, BX
 	JGT  qtail
 	MOVOU (SI)(AX*1), X0
-	MOVOU X0, X1
-	PCMPEQB X2, X0
-	PCMPEQB X3, X1
-	POR  X1, X0
-	PMOVMSKB X0, DX
+	QUOTES
 	TESTL DX, DX
 	JNZ  qfound
 	MOVQ CX, AX
@@ -42,15 +67,8 @@ qtail:
 	JLT  qshort
 	// The last sixteen bytes of d; the first 16-(len-AX) of them come before AX.
 	MOVOU -16(SI)(BX*1), X0
-	MOVOU X0, X1
-	PCMPEQB X2, X0
-	PCMPEQB X3, X1
-	POR  X1, X0
-	PMOVMSKB X0, DX
-	MOVQ AX, CX
-	SUBQ BX, CX
-	ADDQ $16, CX
-	SHRL CX, DX
+	QUOTES
+	TAILONLY
 	TESTL DX, DX
 	JZ   qnone
 
@@ -92,14 +110,7 @@ ploop:
 	CMPQ CX, BX
 	JGT  ptail
 	MOVOU (SI)(AX*1), X0
-	MOVOU X0, X1
-	MOVOU X4, X5
-	PCMPGTB X0, X5 // 0x20 > byte, signed: a control character or a byte outside ASCII
-	PCMPEQB X2, X0
-	PCMPEQB X3, X1
-	POR  X1, X0
-	POR  X5, X0
-	PMOVMSKB X0, DX
+	NOTPLAIN
 	TESTL DX, DX
 	JNZ  pfound
 	MOVQ CX, AX
@@ -111,18 +122,8 @@ ptail:
 	CMPQ BX, $16
 	JLT  pshort
 	MOVOU -16(SI)(BX*1), X0
-	MOVOU X0, X1
-	MOVOU X4, X5
-	PCMPGTB X0, X5
-	PCMPEQB X2, X0
-	PCMPEQB X3, X1
-	POR  X1, X0
-	POR  X5, X0
-	PMOVMSKB X0, DX
-	MOVQ AX, CX
-	SUBQ BX, CX
-	ADDQ $16, CX
-	SHRL CX, DX
+	NOTPLAIN
+	TAILONLY
 	TESTL DX, DX
 	JZ   pnone
 
@@ -188,11 +189,7 @@ kloop:
 	CMPQ CX, BX
 	JGT  ktail
 	MOVOU (SI)(AX*1), X0
-	MOVOU X0, X1
-	PCMPEQB X2, X0
-	PCMPEQB X3, X1
-	POR  X1, X0
-	PMOVMSKB X0, DX
+	QUOTES
 	TESTL DX, DX
 	JNZ  kfound
 	MOVQ CX, AX
@@ -205,15 +202,8 @@ ktail:
 	CMPQ AX, BX
 	JGE  kdone
 	MOVOU -16(SI)(BX*1), X0
-	MOVOU X0, X1
-	PCMPEQB X2, X0
-	PCMPEQB X3, X1
-	POR  X1, X0
-	PMOVMSKB X0, DX
-	MOVQ AX, CX
-	SUBQ BX, CX
-	ADDQ $16, CX
-	SHRL CX, DX
+	QUOTES
+	TAILONLY
 	TESTL DX, DX
 	JZ   kdone
 
@@ -249,14 +239,7 @@ vloop:
 	CMPQ CX, BX
 	JGT  vtail
 	MOVOU (SI)(AX*1), X0
-	MOVOU X0, X1
-	MOVOU X4, X5
-	PCMPGTB X0, X5
-	PCMPEQB X2, X0
-	PCMPEQB X3, X1
-	POR  X1, X0
-	POR  X5, X0
-	PMOVMSKB X0, DX
+	NOTPLAIN
 	TESTL DX, DX
 	JNZ  vfound
 	MOVQ CX, AX
@@ -268,18 +251,8 @@ vtail:
 	CMPQ AX, BX
 	JGE  kdone
 	MOVOU -16(SI)(BX*1), X0
-	MOVOU X0, X1
-	MOVOU X4, X5
-	PCMPGTB X0, X5
-	PCMPEQB X2, X0
-	PCMPEQB X3, X1
-	POR  X1, X0
-	POR  X5, X0
-	PMOVMSKB X0, DX
-	MOVQ AX, CX
-	SUBQ BX, CX
-	ADDQ $16, CX
-	SHRL CX, DX
+	NOTPLAIN
+	TAILONLY
 	TESTL DX, DX
 	JZ   kdone
 

@@ -88,12 +88,7 @@ func SkipValue(d []byte, i int) (int, error) {
 	}
 	switch d[i] {
 	case '"':
-		// A string without escapes, as most are, ends at the first quote or backslash found.
-		if j := indexQuote(d, i+1); j < len(d) && d[j] == '"' {
-			return j + 1, nil
-		}
-		end, _, err := skipString(d, i)
-		return end, err
+		return stringEnd(d, i)
 	case '{', '[':
 		depth := 0
 		for ; i < len(d); i++ {
@@ -125,6 +120,16 @@ func SkipValue(d []byte, i int) (int, error) {
 	return i, nil
 }
 
+// stringEnd returns the index after the string at d[i] == '"'. A string without escapes, as most
+// are, ends at the first quote or backslash found.
+func stringEnd(d []byte, i int) (int, error) {
+	if j := indexQuote(d, i+1); j < len(d) && d[j] == '"' {
+		return j + 1, nil
+	}
+	end, _, err := skipString(d, i)
+	return end, err
+}
+
 // SkipValueStrict is SkipValue for a value read inside an object or array a reader has entered
 // with Object: a literal also ends at a quote or an opening bracket, where the bracket matching
 // of SkipValue over the enclosing value would see a string or a nested value begin. Input on
@@ -135,11 +140,7 @@ func SkipValueStrict(d []byte, i int) (int, error) {
 	}
 	switch d[i] {
 	case '"':
-		if j := indexQuote(d, i+1); j < len(d) && d[j] == '"' {
-			return j + 1, nil
-		}
-		end, _, err := skipString(d, i)
-		return end, err
+		return stringEnd(d, i)
 	case '{', '[':
 		return SkipValue(d, i)
 	}
