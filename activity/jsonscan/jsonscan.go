@@ -139,9 +139,7 @@ func SkipValueStrict(d []byte, i int) (int, error) {
 		return 0, ErrSyntax
 	}
 	switch d[i] {
-	case '"':
-		return stringEnd(d, i)
-	case '{', '[':
+	case '"', '{', '[':
 		return SkipValue(d, i)
 	}
 	start := i
