@@ -19,7 +19,8 @@ type sessionEntry struct {
 }
 
 type session struct {
-	// sid is the session's id, kept by genC.keep; idx its index in genC.sessionList.
+	// sid is the session's id, the copy sessionIDs keeps (a few bytes, where the activity it came
+	// from is a few hundred); idx its index in genC.sessionList.
 	sid       string
 	idx       int
 	entries   []sessionEntry
@@ -42,7 +43,7 @@ type part struct {
 }
 
 type grouping struct {
-	// id is the grouping's id, kept by genC.keep; idx its index in genC.groupList.
+	// id is the grouping's id, the copy groupIDs keeps; idx its index in genC.groupList.
 	id    string
 	idx   int
 	parts []part
@@ -76,8 +77,6 @@ type genC struct {
 	memoSeed     maphash.Seed
 	units        arena[unit]
 	sessionArena arena[session]
-	// keyRoom holds the ids of sessions and groupings (keep).
-	keyRoom []byte
 }
 
 func newGenC(list unitList) *genC {
@@ -233,9 +232,9 @@ func (g *genC) upsert(r *record) {
 		first := s == nil
 		if first {
 			s = g.newSession()
-			s.sid, s.idx = g.keep(ls.SessionID), len(g.sessionList)
+			s.idx = len(g.sessionList)
 			g.sessionList = append(g.sessionList, s)
-			g.sessionIDs.set(s.sid, s.idx)
+			s.sid = g.sessionIDs.set(ls.SessionID, s.idx)
 		}
 		sid := s.sid
 		i := sort.Search(len(s.entries), func(i int) bool { return s.entries[i].seq > ls.Sequence })
@@ -253,9 +252,9 @@ func (g *genC) upsert(r *record) {
 	if gid, pos, ok := g.partGrouping(r); ok {
 		gr = g.grouping(gid)
 		if gr == nil {
-			gr = &grouping{id: g.keep(gid), idx: len(g.groupList)}
+			gr = &grouping{idx: len(g.groupList)}
 			g.groupList = append(g.groupList, gr)
-			g.groupIDs.set(gr.id, gr.idx)
+			gr.id = g.groupIDs.set(gid, gr.idx)
 		}
 		gid = gr.id
 		existing := -1
@@ -359,23 +358,6 @@ func (g *genC) grouping(gid string) *grouping {
 	}
 	return nil
 }
-
-// keep copies an id that a map keeps as its key into chunks of its own: a lookup that finds the
-// id compares it with the kept copy, and the copies of all sessions and groupings are far fewer
-// bytes than the activities they come from, which a lookup would touch again otherwise.
-func (g *genC) keep(id string) string {
-	if id == "" {
-		return ""
-	}
-	if len(g.keyRoom)+len(id) > cap(g.keyRoom) {
-		g.keyRoom = make([]byte, 0, max(keyChunk, len(id)))
-	}
-	n := len(g.keyRoom)
-	g.keyRoom = append(g.keyRoom, id...)
-	return unsafe.String(&g.keyRoom[n], len(id))
-}
-
-const keyChunk = 1 << 16
 
 // sameNum reports whether a and b are the same value, bit for bit (NaN included).
 func sameNum(a, b jsNum) bool {

@@ -74,8 +74,9 @@ func (t *idTable) get(key string) (int, bool) {
 	}
 }
 
-// set maps key to lid (0 < lid ≤ MaxInt32).
-func (t *idTable) set(key string, lid int) {
+// set maps key to lid (0 < lid ≤ MaxInt32) and returns the table's copy of key, which stays
+// valid and unchanged for the table's life (its chunks are never reallocated).
+func (t *idTable) set(key string, lid int) string {
 	if 4*(t.n+1) > 3*len(t.slots) {
 		t.rebuild(2*len(t.slots), 0)
 	}
@@ -86,13 +87,19 @@ func (t *idTable) set(key string, lid int) {
 		if s.lid == 0 {
 			*s = idSlot{hash: h, lid: int32(lid), ref: t.store(key)}
 			t.n++
-			return
+			return t.kept(s)
 		}
 		if s.hash == h && string(t.key(s)) == key {
 			s.lid = int32(lid)
-			return
+			return t.kept(s)
 		}
 	}
+}
+
+// kept is the key of s as a string sharing the chunk's bytes.
+func (t *idTable) kept(s *idSlot) string {
+	k := t.key(s)
+	return unsafe.String(unsafe.SliceData(k), len(k))
 }
 
 // store appends key to the chunks and returns its ref.
