@@ -367,15 +367,15 @@ func plainEvent(raw json.RawMessage) (ev sortkeys.Event, ok bool) {
 		switch string(k) {
 		case "op":
 			var s string
-			s, ok = plainStringValue(v)
+			s, ok = jsonscan.StringValue(v)
 			ev.Op = sortkeys.Op(s)
 		case "activity":
 			ok = v[0] == '{'
 			ev.Activity = v
 		case "clientActivityID":
-			ev.ClientActivityID, ok = plainStringValue(v)
+			ev.ClientActivityID, ok = jsonscan.StringValue(v)
 		case "activityID":
-			ev.ActivityID, ok = plainStringValue(v)
+			ev.ActivityID, ok = jsonscan.StringValue(v)
 		case "at":
 			f, err := strconv.ParseFloat(string(v), 64)
 			ok = err == nil && (v[0] == '-' || v[0] >= '0' && v[0] <= '9')
@@ -393,14 +393,6 @@ func plainEvent(raw json.RawMessage) (ev sortkeys.Event, ok bool) {
 
 // eventMembers are the JSON names of sortkeys.Event's fields.
 var eventMembers = []string{"op", "activity", "clientActivityID", "activityID", "at"}
-
-// plainStringValue decodes a JSON string; ok is false for any other value.
-func plainStringValue(v []byte) (string, bool) {
-	if v[0] != '"' {
-		return "", false
-	}
-	return jsonscan.StringValue(v)
-}
 
 // syntax turns a decoding error into an InputError at the right line.
 func (r *reader) syntax(err error, base, off int) error {

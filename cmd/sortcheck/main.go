@@ -345,7 +345,7 @@ func plainDescription(raw json.RawMessage) (d description, ok bool) {
 	str := func(dst *string, v []byte) {
 		if v[0] != 'n' {
 			var isStr bool
-			*dst, isStr = plainStringValue(v)
+			*dst, isStr = jsonscan.StringValue(v)
 			ok = ok && isStr
 		}
 	}
@@ -425,7 +425,7 @@ func fromRole(v []byte) (role string, ok bool) {
 				return
 			}
 			var isStr bool
-			role, isStr = plainStringValue(rv)
+			role, isStr = jsonscan.StringValue(rv)
 			ok = ok && isStr
 		case strings.EqualFold(string(k), "role"):
 			ok = false
