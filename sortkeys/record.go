@@ -251,17 +251,37 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 	if err != nil {
 		return nil, err
 	}
+	// Members come several at a time from MemberRun (run[k:n] are still to be read), one at a
+	// time from Member where it leaves them to the general way.
+	var run [8]jsonscan.Span
+	k, n, closed := 0, 0, false
 	for {
-		key, i, vend, done, err := o.Member()
-		if err != nil {
-			return nil, err
+		var key []byte
+		var i, vend int
+		if k == n && !closed {
+			n, closed = o.MemberRun(run[:])
+			k = 0
 		}
-		if done {
+		if k < n {
+			m := &run[k]
+			k++
+			key, i, vend = t[m.KeyStart:m.KeyEnd], m.Value, m.End
+		} else if closed {
 			break
+		} else {
+			var done bool
+			if key, i, vend, done, err = o.Member(); err != nil {
+				return nil, err
+			}
+			if done {
+				break
+			}
+			if vend != 0 {
+				o.SkipTo(vend)
+			}
 		}
 		if vend != 0 {
-			// A plain string, skipped by Member.
-			o.SkipTo(vend)
+			// A plain string, which MemberRun or Member moved past.
 			v := t[i:vend]
 			switch string(key) {
 			case "type":
@@ -375,7 +395,10 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 	if r.hasAttachments {
 		a.Attachments = oneAttachment
 	}
-	r.cidRef, _ = r.strOf(cd.cid, strCid)
+	if cd.cid != nil {
+		// Absent, clientActivityID reads as "" (the zero strRef).
+		r.cidRef, _ = r.strOf(cd.cid, strCid)
+	}
 	switch {
 	case !hasFrom:
 		r.role = "channel"
@@ -384,13 +407,18 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 	default:
 		r.role = roleOf(fromID, userID)
 	}
-	if seq, ok := jsonNumber(cd.seqID); ok {
+	// The channelData members are mostly absent: nil is not a number and not truthy.
+	seq, isSeq := 0.0, false
+	if cd.seqID != nil {
+		seq, isSeq = jsonNumber(cd.seqID)
+	}
+	if isSeq {
 		r.ts = num(seq)
 	} else if tsString {
 		r.ts = num(r.tsDate)
 	}
-	r.postBack = truthy(cd.postBack)
-	if truthy(cd.messageBack) {
+	r.postBack = cd.postBack != nil && truthy(cd.postBack)
+	if cd.messageBack != nil && truthy(cd.messageBack) {
 		var mb map[string]json.RawMessage
 		r.messageBackHidden = json.Unmarshal(cd.messageBack, &mb) != nil || !truthy(mb["displayText"])
 	}
@@ -474,18 +502,38 @@ func scanFrom(d []byte, i int, fromID *[]byte, fromRole *string) (end int, ok bo
 	// enterObject(d, i, read) written out: from is in nearly every activity, and the loop
 	// without a callback is the cheaper one.
 	if o, err := jsonscan.OpenObject(d, i); err == nil {
+		var run [4]jsonscan.Span
+		k, n, closed := 0, 0, false
 		for {
-			key, vi, vend, done, err := o.Member()
-			if err != nil {
-				break
+			var key []byte
+			var vi, vend int
+			if k == n && !closed {
+				n, closed = o.MemberRun(run[:])
+				k = 0
 			}
-			if done {
+			if k < n {
+				m := &run[k]
+				k++
+				key, vi, vend = d[m.KeyStart:m.KeyEnd], m.Value, m.End
+			} else if closed {
 				return o.Pos(), true, nil
+			} else {
+				var done bool
+				if key, vi, vend, done, err = o.Member(); err != nil {
+					break
+				}
+				if done {
+					return o.Pos(), true, nil
+				}
+				if vend != 0 {
+					o.SkipTo(vend)
+				}
 			}
 			if vend == 0 {
 				if vend, err = jsonscan.SkipValueStrict(d, vi); err != nil {
 					break
 				}
+				o.SkipTo(vend)
 			}
 			switch string(key) {
 			case "id":
@@ -493,7 +541,6 @@ func scanFrom(d []byte, i int, fromID *[]byte, fromRole *string) (end int, ok bo
 			case "role":
 				*fromRole, _ = internedOf(d[vi:vend])
 			}
-			o.SkipTo(vend)
 		}
 	}
 	if end, err = jsonscan.SkipValue(d, i); err != nil {
@@ -547,21 +594,40 @@ func enterObject(d []byte, i int, f func(key, val []byte)) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	var run [4]jsonscan.Span
+	k, n, closed := 0, 0, false
 	for {
-		key, vi, vend, done, err := o.Member()
-		if err != nil {
-			return 0, err
+		var key []byte
+		var vi, vend int
+		if k == n && !closed {
+			n, closed = o.MemberRun(run[:])
+			k = 0
 		}
-		if done {
+		if k < n {
+			m := &run[k]
+			k++
+			key, vi, vend = d[m.KeyStart:m.KeyEnd], m.Value, m.End
+		} else if closed {
 			return o.Pos(), nil
+		} else {
+			var done bool
+			if key, vi, vend, done, err = o.Member(); err != nil {
+				return 0, err
+			}
+			if done {
+				return o.Pos(), nil
+			}
+			if vend != 0 {
+				o.SkipTo(vend)
+			}
 		}
 		if vend == 0 {
 			if vend, err = jsonscan.SkipValueStrict(d, vi); err != nil {
 				return 0, err
 			}
+			o.SkipTo(vend)
 		}
 		f(key, d[vi:vend])
-		o.SkipTo(vend)
 	}
 }
 
@@ -628,19 +694,40 @@ func (r *record) enterEntity(d []byte, i int) (int, error) {
 		return 0, err
 	}
 	var streamInfo, partOf, abstract, unsure bool
+	var run [4]jsonscan.Span
+	k, n, closed := 0, 0, false
 	for {
-		key, vi, vend, done, err := o.Member()
-		if err != nil {
-			return 0, err
+		var key []byte
+		var vi, vend int
+		if k == n && !closed {
+			n, closed = o.MemberRun(run[:])
+			k = 0
 		}
-		if done {
+		if k < n {
+			// MemberRun reads no escaped key.
+			m := &run[k]
+			k++
+			key, vi, vend = d[m.KeyStart:m.KeyEnd], m.Value, m.End
+		} else if closed {
 			break
+		} else {
+			var done bool
+			if key, vi, vend, done, err = o.Member(); err != nil {
+				return 0, err
+			}
+			if done {
+				break
+			}
+			unsure = unsure || o.Escaped()
+			if vend != 0 {
+				o.SkipTo(vend)
+			}
 		}
-		unsure = unsure || o.Escaped()
 		if vend == 0 {
 			if vend, err = jsonscan.SkipValueStrict(d, vi); err != nil {
 				return 0, err
 			}
+			o.SkipTo(vend)
 		}
 		switch string(key) {
 		case "type":
@@ -652,7 +739,6 @@ func (r *record) enterEntity(d []byte, i int) (int, error) {
 		case "abstract":
 			abstract = true
 		}
-		o.SkipTo(vend)
 	}
 	if unsure {
 		r.mentions(d[i:o.Pos()])

@@ -71,3 +71,28 @@ func compactKeyWords(d []byte, i int, begun, values bool) (start, end, value, ve
 	}
 	return start, end, value, vend
 }
+
+// compactRunWords reads members from d[i] as compactKeyWords does with values, one after
+// another, into run: it stops after a member whose value is not a plain string (its end is 0), at
+// the closing brace (closed, and next is the index after it), once run is full, or where
+// compactKeyWords reads nothing (next is then where the general way resumes). Otherwise next is
+// the index after the last member's value.
+func compactRunWords(d []byte, i int, begun bool, run []Span) (n, next int, closed bool) {
+	for n < len(run) {
+		start, end, v, vend := compactKeyWords(d, i, begun, true)
+		if v < 0 {
+			return n, i + 1, true
+		}
+		if v == 0 {
+			break
+		}
+		run[n] = Span{KeyStart: start, KeyEnd: end, Value: v, End: vend}
+		n++
+		begun = true
+		if vend == 0 {
+			return n, v, false
+		}
+		i = vend
+	}
+	return n, i, false
+}

@@ -270,3 +270,137 @@ kdone:
 kclose:
 	MOVQ $-1, value+56(FP)
 	RET
+
+// func compactRun(d []byte, i int, begun bool, run []Span) (n, next int, closed bool)
+// compactKey with values in a loop; R12 counts the members read, and next is kept where the
+// general way resumes when the next member is not read here.
+TEXT ·compactRun(SB), NOSPLIT, $0-81
+	MOVQ d_base+0(FP), SI
+	MOVQ d_len+8(FP), BX
+	MOVQ i+24(FP), AX
+	MOVBLZX begun+32(FP), R13
+	MOVQ run_base+40(FP), R10
+	MOVQ run_len+48(FP), R11
+	XORQ R12, R12
+	MOVB $0, closed+80(FP)
+	MOVOU quotes16<>(SB), X2
+	MOVOU backslashes16<>(SB), X3
+	MOVOU spaces16<>(SB), X4
+
+rmember:
+	MOVQ AX, next+72(FP)
+	CMPQ R12, R11
+	JGE  rstop
+	CMPQ AX, BX
+	JGE  rstop
+	CMPB (SI)(AX*1), $0x7d // '}'
+	JEQ  rclose
+	TESTQ R13, R13
+	JZ   rquote
+	CMPB (SI)(AX*1), $0x2c // ','
+	JNE  rstop
+	INCQ AX
+	CMPQ AX, BX
+	JGE  rstop
+
+rquote:
+	CMPB (SI)(AX*1), $0x22
+	JNE  rstop
+	INCQ AX
+	MOVQ AX, R8
+
+rkloop:
+	LEAQ 16(AX), CX
+	CMPQ CX, BX
+	JGT  rktail
+	MOVOU (SI)(AX*1), X0
+	QUOTES
+	TESTL DX, DX
+	JNZ  rkfound
+	MOVQ CX, AX
+	JMP  rkloop
+
+rktail:
+	CMPQ BX, $16
+	JLT  rstop
+	CMPQ AX, BX
+	JGE  rstop
+	MOVOU -16(SI)(BX*1), X0
+	QUOTES
+	TAILONLY
+	TESTL DX, DX
+	JZ   rstop
+
+rkfound:
+	BSFL DX, DX
+	ADDQ DX, AX
+	CMPB (SI)(AX*1), $0x22
+	JNE  rstop // a backslash: the key is unescaped the general way
+	MOVQ AX, R9
+	INCQ AX
+	CMPQ AX, BX
+	JGE  rstop
+	CMPB (SI)(AX*1), $0x3a // ':'
+	JNE  rstop
+	INCQ AX
+	CMPQ AX, BX
+	JGE  rstop
+	CMPB (SI)(AX*1), $0x20
+	JLS  rstop // whitespace (or a control character) after the colon
+
+	// The member is read: run[n] = {R8, R9, AX, 0}, DI points at it.
+	MOVQ R12, DI
+	SHLQ $5, DI
+	ADDQ R10, DI
+	MOVQ R8, 0(DI)
+	MOVQ R9, 8(DI)
+	MOVQ AX, 16(DI)
+	MOVQ $0, 24(DI)
+	INCQ R12
+	MOVQ $1, R13
+	MOVQ AX, next+72(FP) // a value that is not a plain string: the caller skips or enters it
+	CMPB (SI)(AX*1), $0x22
+	JNE  rstop
+	INCQ AX
+
+rvloop:
+	LEAQ 16(AX), CX
+	CMPQ CX, BX
+	JGT  rvtail
+	MOVOU (SI)(AX*1), X0
+	NOTPLAIN
+	TESTL DX, DX
+	JNZ  rvfound
+	MOVQ CX, AX
+	JMP  rvloop
+
+rvtail:
+	CMPQ BX, $16
+	JLT  rstop
+	CMPQ AX, BX
+	JGE  rstop
+	MOVOU -16(SI)(BX*1), X0
+	NOTPLAIN
+	TAILONLY
+	TESTL DX, DX
+	JZ   rstop
+
+rvfound:
+	BSFL DX, DX
+	ADDQ DX, AX
+	CMPB (SI)(AX*1), $0x22
+	JNE  rstop // not a plain string: skipped the general way
+	INCQ AX
+	MOVQ AX, 24(DI)
+	JMP  rmember
+
+rstop:
+	MOVQ R12, n+64(FP)
+	RET
+
+rclose:
+	MOVQ R12, n+64(FP)
+	INCQ AX
+	MOVQ AX, next+72(FP)
+	MOVB $1, closed+80(FP)
+	RET

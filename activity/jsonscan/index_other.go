@@ -9,3 +9,7 @@ func indexNotPlain(d []byte, i int) int { return indexNotPlainWords(d, i) }
 func compactKey(d []byte, i int, begun, values bool) (start, end, value, vend int) {
 	return compactKeyWords(d, i, begun, values)
 }
+
+func compactRun(d []byte, i int, begun bool, run []Span) (n, next int, closed bool) {
+	return compactRunWords(d, i, begun, run)
+}

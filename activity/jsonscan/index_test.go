@@ -2,6 +2,7 @@ package jsonscan
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -188,6 +189,155 @@ func TestMember(t *testing.T) {
 			for _, in := range []string{`{` + m + `}`, `{` + m + sep + m2 + `}`, `{` + m + `,` + m2 + sep + m3 + `}`,
 				`{` + m + `,` + m2, `{ ` + m + ` }`, `{` + m + `,}`, `{` + m + `}x`} {
 				checkMember(t, []byte(in))
+			}
+		}
+	}
+}
+
+// runByKeys is compactRun spelled out with one compactKey call per member, key being the
+// platform's compactKey or its portable form.
+func runByKeys(key func([]byte, int, bool, bool) (int, int, int, int), d []byte, i int, begun bool, run []Span) (n, next int, closed bool) {
+	for n < len(run) {
+		start, end, v, vend := key(d, i, begun, true)
+		if v < 0 {
+			return n, i + 1, true
+		}
+		if v == 0 {
+			return n, i, false
+		}
+		run[n] = Span{start, end, v, vend}
+		n++
+		begun = true
+		if vend == 0 {
+			return n, v, false
+		}
+		i = vend
+	}
+	return n, i, false
+}
+
+// checkCompactRun compares, from every index of d and for every room in run, compactRun and its
+// portable form with member-by-member reads of compactKey and its portable form.
+func checkCompactRun(t *testing.T, d []byte) {
+	t.Helper()
+	type runFunc func([]byte, int, bool, []Span) (int, int, bool)
+	pairs := []struct {
+		name string
+		run  runFunc
+		key  func([]byte, int, bool, bool) (int, int, int, int)
+	}{{"compactRun", compactRun, compactKey}, {"compactRunWords", compactRunWords, compactKeyWords}}
+	for i := 0; i <= len(d)+1; i++ {
+		for _, begun := range []bool{false, true} {
+			for room := 0; room <= 5; room++ {
+				for _, p := range pairs {
+					got, want := make([]Span, room), make([]Span, room)
+					n, next, closed := p.run(d, i, begun, got)
+					wn, wnext, wclosed := runByKeys(p.key, d, i, begun, want)
+					if n != wn || next != wnext || closed != wclosed || !slices.Equal(got, want) {
+						t.Fatalf("%s(%q, %d, %v, room %d) = %d, %d, %v, %v; member by member %d, %d, %v, %v",
+							p.name, d, i, begun, room, n, next, closed, got, wn, wnext, wclosed, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestCompactRun: runs of members whose keys and string values cross the sixteen bytes compared
+// at a time, ended by every kind of value and separator compactKey leaves to the general way.
+func TestCompactRun(t *testing.T) {
+	ends := []string{`}`, `,"z":1}`, `,"z":{"a":"b"}}`, ` ,"z":"v"}`, `, "z":"v"}`, `,"z" :"v"}`, `,"z": "v"}`,
+		`,"z":"v\"w"}`, `,"z":"é"}`, `,"\u0041":"v"}`, `,"z":"v`, `,"z`, `,`, ``, `}x`, `,"z":null}`, "\x00"}
+	for n := 0; n <= 18; n++ {
+		k := strings.Repeat("k", n)
+		v := strings.Repeat("v", 18-n)
+		for _, end := range ends {
+			for _, in := range []string{
+				`{"` + k + `":"` + v + `"` + end,
+				`{"` + k + `":"` + v + `","a":"","` + v + `":"` + k + `"` + end,
+				`{"a":"b","` + k + `":` + `[1]` + end,
+				`,"` + k + `":"` + v + `","b":"c"` + end,
+			} {
+				checkCompactRun(t, []byte(in))
+				checkCompactRun(t, []byte(in+strings.Repeat(" ", 20)))
+			}
+		}
+	}
+}
+
+// checkMemberRun walks d as an object with MemberRun and with Member: the same members, value
+// ends, errors and end position.
+func checkMemberRun(t *testing.T, d []byte, room int) {
+	t.Helper()
+	or, errr := OpenObject(d, 0)
+	om, _ := OpenObject(d, 0)
+	if errr != nil {
+		return
+	}
+	run := make([]Span, room)
+	var pending []Span
+	closed := false
+	for {
+		var key []byte
+		var v, end int
+		var done bool
+		var err error
+		fromRun := false
+		if len(pending) == 0 && !closed {
+			var n int
+			n, closed = or.MemberRun(run)
+			pending = run[:n]
+		}
+		switch {
+		case len(pending) > 0:
+			s := pending[0]
+			pending = pending[1:]
+			key, v, end, fromRun = d[s.KeyStart:s.KeyEnd], s.Value, s.End, true
+		case closed:
+			done = true
+		default:
+			key, v, end, done, err = or.Member()
+		}
+		km, vm, endm, donem, errm := om.Member()
+		if string(key) != string(km) || v != vm || end != endm || done != donem || (err == nil) != (errm == nil) {
+			t.Fatalf("MemberRun(%d) on %q = %q, %d, %d, %v, %v; Member %q, %d, %d, %v, %v", room, d, key, v, end, done, err, km, vm, endm, donem, errm)
+		}
+		if done || err != nil {
+			if or.Pos() != om.Pos() && err == nil {
+				t.Fatalf("MemberRun(%d) on %q ends at %d, Member at %d", room, d, or.Pos(), om.Pos())
+			}
+			return
+		}
+		if end == 0 {
+			if end, err = SkipValue(d, v); err != nil {
+				return
+			}
+			or.SkipTo(end)
+		} else if !fromRun {
+			or.SkipTo(end)
+		}
+		om.SkipTo(end)
+	}
+}
+
+// TestMemberRun: the objects of TestMember and runs of plain members, read with every room.
+func TestMemberRun(t *testing.T) {
+	var members []string
+	for n := 0; n <= 18; n++ {
+		k := strings.Repeat("k", n)
+		members = append(members, `"`+k+`":"`+strings.Repeat("v", 18-n)+`"`, `"`+k+`":1`, `"`+k+`":{"a":"b"}`,
+			`"`+k+`":"v\"w"`, `"`+k+`":"é"`, `"`+k+`" :"v"`, `"`+k+`": "v"`, `"\u0041`+k+`":"v"`, `"`+k+`":null`,
+			`"`+k+`":"`+k+`"`, `"`+k+`":""`)
+	}
+	for a, m := range members {
+		m2 := members[(a*7+3)%len(members)]
+		m3 := members[(a*13+5)%len(members)]
+		for _, sep := range []string{",", " ,", ", "} {
+			for _, in := range []string{`{` + m + `}`, `{` + m + sep + m2 + `}`, `{` + m + `,` + m2 + sep + m3 + `}`,
+				`{` + m + `,` + m2 + `,` + m3 + `,` + m + `}`, `{` + m + `,` + m2, `{ ` + m + ` }`, `{` + m + `,}`, `{` + m + `}x`} {
+				for room := 1; room <= 3; room++ {
+					checkMemberRun(t, []byte(in), room)
+				}
 			}
 		}
 	}

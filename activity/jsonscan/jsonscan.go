@@ -214,6 +214,30 @@ func (o *Object) Member() (key []byte, value, end int, done bool, err error) {
 	return key, value, 0, done, err
 }
 
+// A Span is one member MemberRun read: the key is d[KeyStart:KeyEnd] and the value starts at
+// d[Value]; End is the index after the value when it is a plain string (as Member's end), else 0.
+type Span struct{ KeyStart, KeyEnd, Value, End int }
+
+// MemberRun is Member for several members in one call, for compact JSON: it reads members into
+// run as Member would return them, up to len(run), and stops after the first whose value is not
+// a plain string (End 0), at the closing brace (done, and Pos is then the index after it), or
+// where Member must read the general way. The Object is left past every value that is a plain
+// string; after a member with End 0, which only the last can be, the caller skips or enters the
+// value and calls SkipTo as after Member. n is 0, and the Object unchanged, when Member must read
+// the next member (or brace) the general way.
+func (o *Object) MemberRun(run []Span) (n int, done bool) {
+	n, next, closed := compactRun(o.d, o.i, o.begun, run)
+	if closed {
+		o.i = next
+		return n, true
+	}
+	if n > 0 {
+		o.begun, o.escaped = true, false
+		o.SkipTo(next)
+	}
+	return n, false
+}
+
 // next is Next the general way: whitespace, escaped keys, the closing brace and errors.
 func (o *Object) next() (key []byte, value int, done bool, err error) {
 	d, i := o.d, o.i
