@@ -72,16 +72,21 @@ func compactKeyWords(d []byte, i int, begun, values bool) (start, end, value, ve
 	return start, end, value, vend
 }
 
-// compactRunWords reads members from d[i] as compactKeyWords does with values, one after
-// another, into run: it stops after a member whose value is not a plain string (its end is 0), at
-// the closing brace (closed, and next is the index after it), once run is full, or where
-// compactKeyWords reads nothing (next is then where the general way resumes). Otherwise next is
-// the index after the last member's value.
-func compactRunWords(d []byte, i int, begun bool, run []Span) (n, next int, closed bool) {
+// compactRunWords is Object.MemberRun for compact JSON: it reads members from o.i as
+// compactKeyWords does with values, one after another, into run, and stops after a member whose
+// value is not a plain string (its end is 0), at the closing brace (done, with o past it), once
+// run is full, or where compactKeyWords reads nothing. o is left as Member and SkipTo would
+// leave it after the members read, unchanged when there is none.
+func compactRunWords(o *Object, run []Span) (n int, done bool) {
+	d, i, begun := o.d, o.i, o.begun
 	for n < len(run) {
 		start, end, v, vend := compactKeyWords(d, i, begun, true)
 		if v < 0 {
-			return n, i + 1, true
+			if n > 0 {
+				o.begun, o.escaped = true, false
+			}
+			o.i = i + 1
+			return n, true
 		}
 		if v == 0 {
 			break
@@ -90,9 +95,14 @@ func compactRunWords(d []byte, i int, begun bool, run []Span) (n, next int, clos
 		n++
 		begun = true
 		if vend == 0 {
-			return n, v, false
+			i = v
+			break
 		}
 		i = vend
 	}
-	return n, i, false
+	if n > 0 {
+		o.begun, o.escaped = true, false
+		o.SkipTo(i)
+	}
+	return n, false
 }

@@ -10,4 +10,4 @@ func indexNotPlain(d []byte, i int) int
 func compactKey(d []byte, i int, begun, values bool) (start, end, value, vend int)
 
 //go:noescape
-func compactRun(d []byte, i int, begun bool, run []Span) (n, next int, closed bool)
+func compactRun(o *Object, run []Span) (n int, done bool)

@@ -1,3 +1,4 @@
+#include "go_asm.h"
 #include "textflag.h"
 
 // Sixteen copies of a quote, a backslash and 0x20.
@@ -271,32 +272,44 @@ kclose:
 	MOVQ $-1, value+56(FP)
 	RET
 
-// func compactRun(d []byte, i int, begun bool, run []Span) (n, next int, closed bool)
-// compactKey with values in a loop; R12 counts the members read, and next is kept where the
-// general way resumes when the next member is not read here.
-TEXT ·compactRun(SB), NOSPLIT, $0-81
-	MOVQ d_base+0(FP), SI
-	MOVQ d_len+8(FP), BX
-	MOVQ i+24(FP), AX
-	MOVBLZX begun+32(FP), R13
-	MOVQ run_base+40(FP), R10
-	MOVQ run_len+48(FP), R11
+// func compactRun(o *Object, run []Span) (n int, done bool)
+// compactKey with values in a loop over o's members; R12 counts the members read and R13 is
+// where o resumes (the general way, when the next member is not read here).
+TEXT ·compactRun(SB), NOSPLIT, $0-41
+	MOVQ o+0(FP), DI
+	MOVQ Object_d(DI), SI
+	MOVQ Object_d+8(DI), BX
+	MOVQ Object_i(DI), AX
+	MOVBLZX Object_begun(DI), CX
+	MOVQ run_base+8(FP), R10
+	MOVQ run_len+16(FP), R11
 	XORQ R12, R12
-	MOVB $0, closed+80(FP)
+	MOVB $0, done+40(FP)
+	MOVQ AX, R13
 	MOVOU quotes16<>(SB), X2
 	MOVOU backslashes16<>(SB), X3
 	MOVOU spaces16<>(SB), X4
+	TESTQ R11, R11
+	JEQ  rstop
+	CMPQ AX, BX
+	JGE  rstop
+	CMPB (SI)(AX*1), $0x7d // '}'
+	JEQ  rclose
+	TESTQ CX, CX
+	JZ   rquote
+	JMP  rcomma
 
 rmember:
-	MOVQ AX, next+72(FP)
+	// A member has been read: a ',' or the closing brace is next.
+	MOVQ AX, R13
 	CMPQ R12, R11
 	JGE  rstop
 	CMPQ AX, BX
 	JGE  rstop
 	CMPB (SI)(AX*1), $0x7d // '}'
 	JEQ  rclose
-	TESTQ R13, R13
-	JZ   rquote
+
+rcomma:
 	CMPB (SI)(AX*1), $0x2c // ','
 	JNE  rstop
 	INCQ AX
@@ -357,8 +370,7 @@ rkfound:
 	MOVQ AX, 16(DI)
 	MOVQ $0, 24(DI)
 	INCQ R12
-	MOVQ $1, R13
-	MOVQ AX, next+72(FP) // a value that is not a plain string: the caller skips or enters it
+	MOVQ AX, R13 // a value that is not a plain string: the caller skips or enters it
 	CMPB (SI)(AX*1), $0x22
 	JNE  rstop
 	INCQ AX
@@ -395,12 +407,45 @@ rvfound:
 	JMP  rmember
 
 rstop:
-	MOVQ R12, n+64(FP)
+	MOVQ R12, n+32(FP)
+	TESTQ R12, R12
+	JZ   rret
+
+rspace:
+	// Past the whitespace after the last value, as SkipTo.
+	CMPQ R13, BX
+	JGE  rset
+	MOVBLZX (SI)(R13*1), CX
+	CMPB CX, $0x20
+	JEQ  rnext
+	CMPB CX, $0x09
+	JEQ  rnext
+	CMPB CX, $0x0a
+	JEQ  rnext
+	CMPB CX, $0x0d
+	JNE  rset
+
+rnext:
+	INCQ R13
+	JMP  rspace
+
+rset:
+	MOVQ o+0(FP), DI
+	MOVQ R13, Object_i(DI)
+	MOVB $1, Object_begun(DI)
+	MOVB $0, Object_escaped(DI)
+
+rret:
 	RET
 
 rclose:
-	MOVQ R12, n+64(FP)
+	MOVQ R12, n+32(FP)
+	MOVB $1, done+40(FP)
 	INCQ AX
-	MOVQ AX, next+72(FP)
-	MOVB $1, closed+80(FP)
+	MOVQ o+0(FP), DI
+	MOVQ AX, Object_i(DI)
+	TESTQ R12, R12
+	JZ   rret
+	MOVB $1, Object_begun(DI)
+	MOVB $0, Object_escaped(DI)
 	RET

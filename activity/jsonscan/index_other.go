@@ -10,6 +10,4 @@ func compactKey(d []byte, i int, begun, values bool) (start, end, value, vend in
 	return compactKeyWords(d, i, begun, values)
 }
 
-func compactRun(d []byte, i int, begun bool, run []Span) (n, next int, closed bool) {
-	return compactRunWords(d, i, begun, run)
-}
+func compactRun(o *Object, run []Span) (n int, done bool) { return compactRunWords(o, run) }

@@ -194,48 +194,53 @@ func TestMember(t *testing.T) {
 	}
 }
 
-// runByKeys is compactRun spelled out with one compactKey call per member, key being the
-// platform's compactKey or its portable form.
-func runByKeys(key func([]byte, int, bool, bool) (int, int, int, int), d []byte, i int, begun bool, run []Span) (n, next int, closed bool) {
+// runByKeys is compactRun spelled out as Member reads, one compactKey call per member, key being
+// the platform's compactKey or its portable form; the run also ends at whitespace after a value.
+func runByKeys(key func([]byte, int, bool, bool) (int, int, int, int), o *Object, run []Span) (n int, done bool) {
 	for n < len(run) {
-		start, end, v, vend := key(d, i, begun, true)
+		start, end, v, vend := key(o.d, o.i, o.begun, true)
 		if v < 0 {
-			return n, i + 1, true
+			o.i++
+			return n, true
 		}
 		if v == 0 {
-			return n, i, false
+			return n, false
 		}
 		run[n] = Span{start, end, v, vend}
 		n++
-		begun = true
+		o.i, o.begun, o.escaped = v, true, false
 		if vend == 0 {
-			return n, v, false
+			return n, false
 		}
-		i = vend
+		if o.SkipTo(vend); o.i != vend {
+			return n, false
+		}
 	}
-	return n, i, false
+	return n, false
 }
 
-// checkCompactRun compares, from every index of d and for every room in run, compactRun and its
-// portable form with member-by-member reads of compactKey and its portable form.
+// checkCompactRun compares, from every index of d, in every state and for every room in run,
+// compactRun and its portable form with member-by-member reads of compactKey and its portable
+// form: the members, the end, and the Object left behind.
 func checkCompactRun(t *testing.T, d []byte) {
 	t.Helper()
-	type runFunc func([]byte, int, bool, []Span) (int, int, bool)
 	pairs := []struct {
 		name string
-		run  runFunc
+		run  func(*Object, []Span) (int, bool)
 		key  func([]byte, int, bool, bool) (int, int, int, int)
 	}{{"compactRun", compactRun, compactKey}, {"compactRunWords", compactRunWords, compactKeyWords}}
 	for i := 0; i <= len(d)+1; i++ {
-		for _, begun := range []bool{false, true} {
+		for state := 0; state < 4; state++ {
 			for room := 0; room <= 5; room++ {
 				for _, p := range pairs {
+					o := Object{d: d, i: i, begun: state&1 != 0, escaped: state&2 != 0}
+					wo := o
 					got, want := make([]Span, room), make([]Span, room)
-					n, next, closed := p.run(d, i, begun, got)
-					wn, wnext, wclosed := runByKeys(p.key, d, i, begun, want)
-					if n != wn || next != wnext || closed != wclosed || !slices.Equal(got, want) {
-						t.Fatalf("%s(%q, %d, %v, room %d) = %d, %d, %v, %v; member by member %d, %d, %v, %v",
-							p.name, d, i, begun, room, n, next, closed, got, wn, wnext, wclosed, want)
+					n, done := p.run(&o, got)
+					wn, wdone := runByKeys(p.key, &wo, want)
+					if n != wn || done != wdone || !slices.Equal(got, want) || o.i != wo.i || o.begun != wo.begun || o.escaped != wo.escaped {
+						t.Fatalf("%s(%q at %d, state %d, room %d) = %d, %v, %v, left %+v; member by member %d, %v, %v, left %+v",
+							p.name, d, i, state, room, n, done, got, o, wn, wdone, want, wo)
 					}
 				}
 			}
@@ -246,7 +251,7 @@ func checkCompactRun(t *testing.T, d []byte) {
 // TestCompactRun: runs of members whose keys and string values cross the sixteen bytes compared
 // at a time, ended by every kind of value and separator compactKey leaves to the general way.
 func TestCompactRun(t *testing.T) {
-	ends := []string{`}`, `,"z":1}`, `,"z":{"a":"b"}}`, ` ,"z":"v"}`, `, "z":"v"}`, `,"z" :"v"}`, `,"z": "v"}`,
+	ends := []string{`}`, `,"z":1}`, ` }`, "\t,\"z\":\"v\"}", "\r\n}", ` `, `,"z":{"a":"b"}}`, ` ,"z":"v"}`, `, "z":"v"}`, `,"z" :"v"}`, `,"z": "v"}`,
 		`,"z":"v\"w"}`, `,"z":"é"}`, `,"\u0041":"v"}`, `,"z":"v`, `,"z`, `,`, ``, `}x`, `,"z":null}`, "\x00"}
 	for n := 0; n <= 18; n++ {
 		k := strings.Repeat("k", n)

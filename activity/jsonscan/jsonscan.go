@@ -94,6 +94,12 @@ func SkipValue(d []byte, i int) (int, error) {
 		for ; i < len(d); i++ {
 			switch d[i] {
 			case '"':
+				// Most strings end at the first quote or backslash; one that holds an escape is
+				// skipped by skipString.
+				if j := indexQuote(d, i+1); j < len(d) && d[j] == '"' {
+					i = j
+					continue
+				}
 				end, _, err := skipString(d, i)
 				if err != nil {
 					return 0, err
@@ -225,18 +231,7 @@ type Span struct{ KeyStart, KeyEnd, Value, End int }
 // string; after a member with End 0, which only the last can be, the caller skips or enters the
 // value and calls SkipTo as after Member. n is 0, and the Object unchanged, when Member must read
 // the next member (or brace) the general way.
-func (o *Object) MemberRun(run []Span) (n int, done bool) {
-	n, next, closed := compactRun(o.d, o.i, o.begun, run)
-	if closed {
-		o.i = next
-		return n, true
-	}
-	if n > 0 {
-		o.begun, o.escaped = true, false
-		o.SkipTo(next)
-	}
-	return n, false
-}
+func (o *Object) MemberRun(run []Span) (n int, done bool) { return compactRun(o, run) }
 
 // next is Next the general way: whitespace, escaped keys, the closing brace and errors.
 func (o *Object) next() (key []byte, value int, done bool, err error) {
