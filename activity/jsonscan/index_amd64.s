@@ -293,33 +293,30 @@ TEXT ·compactRun(SB), NOSPLIT, $0-41
 	JEQ  rstop
 	CMPQ AX, BX
 	JGE  rstop
-	CMPB (SI)(AX*1), $0x7d // '}'
-	JEQ  rclose
 	TESTQ CX, CX
-	JZ   rquote
-	JMP  rcomma
-
-rmember:
-	// A member has been read: a ',' or the closing brace is next.
-	MOVQ AX, R13
-	CMPQ R12, R11
-	JGE  rstop
-	CMPQ AX, BX
-	JGE  rstop
+	JNZ  rmember
 	CMPB (SI)(AX*1), $0x7d // '}'
 	JEQ  rclose
-
-rcomma:
-	CMPB (SI)(AX*1), $0x2c // ','
-	JNE  rstop
-	INCQ AX
-	CMPQ AX, BX
-	JGE  rstop
 
 rquote:
+	// The first member: no ',' before it.
 	CMPB (SI)(AX*1), $0x22
 	JNE  rstop
 	INCQ AX
+	MOVQ AX, R8
+	JMP  rkloop
+
+rmember:
+	// A member has been read: ',"' (read as one word) or the closing brace is next.
+	MOVQ AX, R13
+	CMPQ R12, R11
+	JGE  rstop
+	LEAQ 2(AX), CX
+	CMPQ CX, BX
+	JGT  rlast
+	CMPW (SI)(AX*1), $0x222c
+	JNE  rbrace
+	MOVQ CX, AX
 	MOVQ AX, R8
 
 rkloop:
@@ -332,6 +329,16 @@ rkloop:
 	JNZ  rkfound
 	MOVQ CX, AX
 	JMP  rkloop
+
+rlast:
+	// Fewer than two bytes left: only the closing brace can be read.
+	CMPQ AX, BX
+	JGE  rstop
+
+rbrace:
+	CMPB (SI)(AX*1), $0x7d // '}'
+	JEQ  rclose
+	JMP  rstop
 
 rktail:
 	CMPQ BX, $16
@@ -350,14 +357,11 @@ rkfound:
 	CMPB (SI)(AX*1), $0x22
 	JNE  rstop // a backslash: the key is unescaped the general way
 	MOVQ AX, R9
-	INCQ AX
+	ADDQ $2, AX
 	CMPQ AX, BX
 	JGE  rstop
-	CMPB (SI)(AX*1), $0x3a // ':'
+	CMPB -1(SI)(AX*1), $0x3a // ':'
 	JNE  rstop
-	INCQ AX
-	CMPQ AX, BX
-	JGE  rstop
 	CMPB (SI)(AX*1), $0x20
 	JLS  rstop // whitespace (or a control character) after the colon
 
