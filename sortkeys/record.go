@@ -296,9 +296,10 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 				text = v
 				r.textKind, r.hasText = textString, len(v) > 2
 			case "timestamp":
-				r.hasTimestamp, r.tsDate, tsString = true, jsDateValue(v), true
+				// A plain string is its inside: jsDateValue would parse just that.
+				r.hasTimestamp, r.tsDate, tsString = true, parseDate(v[1:len(v)-1]), true
 			case "localTimestamp":
-				r.lts = num(jsDateValue(v))
+				r.lts = num(parseDate(v[1 : len(v)-1]))
 			case "replyToId":
 				r.replyRef, _ = r.strOf(v, strReplyTo)
 			case "from":
@@ -377,7 +378,8 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 				r.hasAttachments = jsonscan.Elements(t[i:end], func([]byte) { n++ }) == nil && n > 0
 			}
 		default:
-			end, err = jsonscan.SkipValue(t, i)
+			// run is free: a value MemberRun leaves to the caller is the last of its run.
+			end, err = skipValue(t, i, run[:])
 		}
 		if err != nil {
 			return nil, err
@@ -491,6 +493,30 @@ func (r *record) shareLivestream(cd *channelData) {
 // scanFrom reads from.id and from.role from the value at d[i]; ok is false, and from counts as
 // absent, when the value is not an object.
 func scanFrom(d []byte, i int, fromID *[]byte, fromRole *string) (end int, ok bool, err error) {
+	o, err := jsonscan.OpenObject(d, i)
+	if err != nil {
+		return fromMembers(d, i, fromID, fromRole)
+	}
+	// The usual from, compact members with string values, is read in one MemberRun.
+	var run [4]jsonscan.Span
+	n, done := o.MemberRun(run[:])
+	if !done {
+		return fromMembers(d, i, fromID, fromRole)
+	}
+	for _, m := range run[:n] {
+		switch v := d[m.Value:m.End]; string(d[m.KeyStart:m.KeyEnd]) {
+		case "id":
+			*fromID = v
+		case "role":
+			*fromRole, _ = internedOf(v)
+		}
+	}
+	return o.Pos(), true, nil
+}
+
+// fromMembers is scanFrom for any from: entered when it can be, else skipped and read member by
+// member.
+func fromMembers(d []byte, i int, fromID *[]byte, fromRole *string) (end int, ok bool, err error) {
 	read := func(k, v []byte) {
 		switch string(k) {
 		case "id":
@@ -499,49 +525,8 @@ func scanFrom(d []byte, i int, fromID *[]byte, fromRole *string) (end int, ok bo
 			*fromRole, _ = internedOf(v)
 		}
 	}
-	// enterObject(d, i, read) written out: from is in nearly every activity, and the loop
-	// without a callback is the cheaper one.
-	if o, err := jsonscan.OpenObject(d, i); err == nil {
-		var run [4]jsonscan.Span
-		k, n, closed := 0, 0, false
-		for {
-			var key []byte
-			var vi, vend int
-			if k == n && !closed {
-				n, closed = o.MemberRun(run[:])
-				k = 0
-			}
-			if k < n {
-				m := &run[k]
-				k++
-				key, vi, vend = d[m.KeyStart:m.KeyEnd], m.Value, m.End
-			} else if closed {
-				return o.Pos(), true, nil
-			} else {
-				var done bool
-				if key, vi, vend, done, err = o.Member(); err != nil {
-					break
-				}
-				if done {
-					return o.Pos(), true, nil
-				}
-				if vend != 0 {
-					o.SkipTo(vend)
-				}
-			}
-			if vend == 0 {
-				if vend, err = jsonscan.SkipValueStrict(d, vi); err != nil {
-					break
-				}
-				o.SkipTo(vend)
-			}
-			switch string(key) {
-			case "id":
-				*fromID = d[vi:vend]
-			case "role":
-				*fromRole, _ = internedOf(d[vi:vend])
-			}
-		}
+	if end, err := enterObject(d, i, read); err == nil {
+		return end, true, nil
 	}
 	if end, err = jsonscan.SkipValue(d, i); err != nil {
 		return 0, false, err
@@ -586,6 +571,20 @@ func scanChannelData(d []byte, i int, cd *channelData) (int, error) {
 		cd.raw = d[i:end]
 	}
 	return end, nil
+}
+
+// skipValue is jsonscan.SkipValue(d, i), with an object of plain string members (as
+// conversation usually is) read in one MemberRun: it holds no bracket or quote outside its
+// strings but its own, so the bracket matching would end where the run does.
+func skipValue(d []byte, i int, run []jsonscan.Span) (int, error) {
+	if i < len(d) && d[i] == '{' {
+		if o, err := jsonscan.OpenObject(d, i); err == nil {
+			if _, done := o.MemberRun(run); done {
+				return o.Pos(), nil
+			}
+		}
+	}
+	return jsonscan.SkipValue(d, i)
 }
 
 // enterObject calls f for every member of the object at d[i] and returns the index after it.

@@ -121,7 +121,7 @@ ptail:
 	CMPQ AX, BX
 	JGE  pnone
 	CMPQ BX, $16
-	JLT  pshort
+	JLT  pcap
 	MOVOU -16(SI)(BX*1), X0
 	NOTPLAIN
 	TAILONLY
@@ -133,6 +133,25 @@ pfound:
 	ADDQ DX, AX
 	MOVQ AX, ret+32(FP)
 	RET
+
+pcap:
+	// d is shorter than sixteen bytes: the sixteen from AX on when d's capacity holds them, the
+	// bits of those past len(d) dropped, else one byte at a time.
+	MOVQ d_cap+16(FP), CX
+	SUBQ AX, CX
+	CMPQ CX, $16
+	JLT  pshort
+	MOVOU (SI)(AX*1), X0
+	NOTPLAIN
+	MOVQ BX, CX
+	SUBQ AX, CX
+	MOVL $1, R8
+	SHLL CX, R8
+	DECL R8
+	ANDL R8, DX
+	TESTL DX, DX
+	JZ   pnone
+	JMP  pfound
 
 pshort:
 	MOVBLZX (SI)(AX*1), DX

@@ -76,6 +76,44 @@ func TestIndexSubslice(t *testing.T) {
 	}
 }
 
+// TestIndexPastLen: for a d shorter than sixteen bytes whose capacity holds more, the bytes past
+// len(d), of every kind the scans look for, change nothing, from every start and with every
+// capacity.
+func TestIndexPastLen(t *testing.T) {
+	junk := []byte{'"', '\\', 0x00, 0x1f, 0x80, 0xff}
+	for n := 0; n <= 20; n++ {
+		for _, j := range junk {
+			for extra := 0; extra <= 20; extra++ {
+				buf := bytes.Repeat([]byte{j}, n+extra)
+				copy(buf, bytes.Repeat([]byte("c"), n))
+				if n > 2 {
+					buf[n/2] = 0x7f
+				}
+				d := buf[:n:n+extra]
+				for i := 0; i <= n+1; i++ {
+					if got, want := indexNotPlain(d, i), refIndex(d, i, isNotPlain); got != want {
+						t.Fatalf("indexNotPlain(%q (cap %d, then %q), %d) = %d, want %d", d, cap(d), j, i, got, want)
+					}
+					if got, want := indexQuote(d, i), refIndex(d, i, isQuoteOrBackslash); got != want {
+						t.Fatalf("indexQuote(%q (cap %d, then %q), %d) = %d, want %d", d, cap(d), j, i, got, want)
+					}
+				}
+				// And with a byte the scans stop at inside d.
+				for pos := 0; pos < n; pos++ {
+					e := slices.Clone(buf)
+					e[pos] = 0x01
+					d := e[:n:n+extra]
+					for i := 0; i <= n; i++ {
+						if got, want := indexNotPlain(d, i), refIndex(d, i, isNotPlain); got != want {
+							t.Fatalf("indexNotPlain(%q (cap %d), %d) = %d, want %d", d, cap(d), i, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // checkCompactKey checks, from every index of d, that whenever compactKey (or its portable form)
 // reads a key, Next's general way reads the same key and value index.
 func checkCompactKey(t *testing.T, d []byte) {
