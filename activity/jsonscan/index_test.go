@@ -89,7 +89,7 @@ func TestIndexPastLen(t *testing.T) {
 				if n > 2 {
 					buf[n/2] = 0x7f
 				}
-				d := buf[:n:n+extra]
+				d := buf[: n : n+extra]
 				for i := 0; i <= n+1; i++ {
 					if got, want := indexNotPlain(d, i), refIndex(d, i, isNotPlain); got != want {
 						t.Fatalf("indexNotPlain(%q (cap %d, then %q), %d) = %d, want %d", d, cap(d), j, i, got, want)
@@ -102,7 +102,7 @@ func TestIndexPastLen(t *testing.T) {
 				for pos := 0; pos < n; pos++ {
 					e := slices.Clone(buf)
 					e[pos] = 0x01
-					d := e[:n:n+extra]
+					d := e[: n : n+extra]
 					for i := 0; i <= n; i++ {
 						if got, want := indexNotPlain(d, i), refIndex(d, i, isNotPlain); got != want {
 							t.Fatalf("indexNotPlain(%q (cap %d), %d) = %d, want %d", d, cap(d), i, got, want)
