@@ -238,9 +238,10 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 	*cd = channelData{}
 	r.cd = cd
 	a := &mem.act
-	*a = activity.Activity{Entities: mem.ents[:0]}
+	// decodeRecord sets these members of act and no other, so the rest stay zero.
+	a.Text, a.ChannelData, a.Attachments, a.Entities = "", nil, nil, mem.ents[:0]
 	r.act = a
-	tsString := false
+	tsString, textPlain := false, false
 	var fromID, text []byte
 	var fromRole string
 	hasFrom := false
@@ -293,7 +294,7 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 					r.idRef, r.idIsString = r.strOf(v, strID)
 				}
 			case "text":
-				text = v
+				text, textPlain = v, true
 				r.textKind, r.hasText = textString, len(v) > 2
 			case "timestamp":
 				// A plain string is its inside: jsDateValue would parse just that.
@@ -301,7 +302,11 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 			case "localTimestamp":
 				r.lts = num(parseDate(v[1 : len(v)-1]))
 			case "replyToId":
-				r.replyRef, _ = r.strOf(v, strReplyTo)
+				if len(raw) <= math.MaxInt32 {
+					r.replyRef = strRef{off: int32(base - cap(t) + i + 1), n: int32(vend - i - 2)}
+				} else {
+					r.replyRef, _ = r.strOf(v, strReplyTo)
+				}
 			case "from":
 				// Not an object: from counts as absent.
 				hasFrom = false
@@ -350,7 +355,7 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 		case "text":
 			if end, err = jsonscan.SkipValue(t, i); err == nil {
 				v := t[i:end]
-				text = v
+				text, textPlain = v, false
 				r.textKind = textOther
 				if inner, ok := jsonscan.PlainString(v); ok {
 					r.textKind, r.hasText = textString, len(inner) > 0
@@ -426,7 +431,12 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 	}
 	if cd.streamType || r.mayStreamInfo {
 		// Only livestream candidates need text and channelData as a map.
-		a.Text, _ = viewOf(text)
+		if textPlain {
+			// A plain string is its inside, which viewOf would share.
+			a.Text = unsafe.String(&text[1], len(text)-2)
+		} else {
+			a.Text, _ = viewOf(text)
+		}
 		if cd.streamType {
 			if cd.raw == nil {
 				// streamType was met in a channelData that is not an object.
@@ -435,20 +445,25 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 			if mem.cdMap == nil {
 				mem.cdMap = map[string]json.RawMessage{}
 			}
-			clear(mem.cdMap)
 			a.ChannelData = mem.cdMap
 			if cdSeen == 1 {
-				// The livestream readers look up these three members only.
+				// The livestream readers look up these three members only. The map keeps what
+				// the last livestream candidate put in it: only the members that differ are
+				// removed, which costs less than clearing it.
+				if mem.cdMapKeys&cdMapOther != 0 {
+					clear(mem.cdMap)
+					mem.cdMapKeys = 0
+				}
 				a.ChannelData["streamType"] = cd.streamTypeRaw
-				if cd.streamID != nil {
-					a.ChannelData["streamId"] = cd.streamID
-				}
-				if cd.streamSequence != nil {
-					a.ChannelData["streamSequence"] = cd.streamSequence
-				}
-			} else if err := jsonscan.Members(cd.raw, func(k []byte, cv []byte) { a.ChannelData[string(k)] = cv }); err != nil {
+				setOrDelete(a.ChannelData, "streamId", cd.streamID, &mem.cdMapKeys, cdMapStreamID)
+				setOrDelete(a.ChannelData, "streamSequence", cd.streamSequence, &mem.cdMapKeys, cdMapStreamSequence)
+			} else {
 				// A repeated channelData: the last object read is the one the readers see.
-				return nil, err
+				clear(mem.cdMap)
+				mem.cdMapKeys = cdMapOther
+				if err := jsonscan.Members(cd.raw, func(k []byte, cv []byte) { a.ChannelData[string(k)] = cv }); err != nil {
+					return nil, err
+				}
 			}
 		}
 		if ls, ok := a.Livestream(); ok {
@@ -778,6 +793,26 @@ func roleOf(fid []byte, userID string) string {
 	return activity.RoleBot
 }
 
+// The members of decodeArenas.cdMap besides streamType, as cdMapKeys records them.
+const (
+	cdMapStreamID = 1 << iota
+	cdMapStreamSequence
+	// cdMapOther: any members (a repeated channelData put them).
+	cdMapOther
+)
+
+// setOrDelete puts m[key] = v, or removes key when v is nil; have records key's presence under
+// bit.
+func setOrDelete(m map[string]json.RawMessage, key string, v json.RawMessage, have *uint8, bit uint8) {
+	if v != nil {
+		m[key] = v
+		*have |= bit
+	} else if *have&bit != 0 {
+		delete(m, key)
+		*have &^= bit
+	}
+}
+
 // decodeArenas allocates what decodeRecord creates for each activity.
 type decodeArenas struct {
 	records     arena[record]
@@ -788,6 +823,8 @@ type decodeArenas struct {
 	// ents keeps the room act.Entities grew to across activities without entities.
 	ents  []json.RawMessage
 	cdMap map[string]json.RawMessage
+	// cdMapKeys says which members besides streamType cdMap may hold.
+	cdMapKeys uint8
 }
 
 func isJSONNull(raw json.RawMessage) bool {
