@@ -283,29 +283,29 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 		}
 		if vend != 0 {
 			// A plain string, which MemberRun or Member moved past.
-			v := t[i:vend]
+			// The value is sliced only for the members read.
 			switch string(key) {
 			case "type":
-				r.typ, _ = internedOf(v)
+				r.typ, _ = internedOf(t[i:vend])
 			case "id":
 				if len(raw) <= math.MaxInt32 {
 					r.idRef, r.idIsString = strRef{off: int32(base - cap(t) + i + 1), n: int32(vend - i - 2)}, true
 				} else {
-					r.idRef, r.idIsString = r.strOf(v, strID)
+					r.idRef, r.idIsString = r.strOf(t[i:vend], strID)
 				}
 			case "text":
-				text, textPlain = v, true
-				r.textKind, r.hasText = textString, len(v) > 2
+				text, textPlain = t[i:vend], true
+				r.textKind, r.hasText = textString, vend-i > 2
 			case "timestamp":
 				// A plain string is its inside: jsDateValue would parse just that.
-				r.hasTimestamp, r.tsDate, tsString = true, parseDate(v[1:len(v)-1]), true
+				r.hasTimestamp, r.tsDate, tsString = true, parseDate(t[i+1:vend-1]), true
 			case "localTimestamp":
-				r.lts = num(parseDate(v[1 : len(v)-1]))
+				r.lts = num(parseDate(t[i+1 : vend-1]))
 			case "replyToId":
 				if len(raw) <= math.MaxInt32 {
 					r.replyRef = strRef{off: int32(base - cap(t) + i + 1), n: int32(vend - i - 2)}
 				} else {
-					r.replyRef, _ = r.strOf(v, strReplyTo)
+					r.replyRef, _ = r.strOf(t[i:vend], strReplyTo)
 				}
 			case "from":
 				// Not an object: from counts as absent.
@@ -519,11 +519,11 @@ func scanFrom(d []byte, i int, fromID *[]byte, fromRole *string) (end int, ok bo
 		return fromMembers(d, i, fromID, fromRole)
 	}
 	for _, m := range run[:n] {
-		switch v := d[m.Value:m.End]; string(d[m.KeyStart:m.KeyEnd]) {
+		switch string(d[m.KeyStart:m.KeyEnd]) {
 		case "id":
-			*fromID = v
+			*fromID = d[m.Value:m.End]
 		case "role":
-			*fromRole, _ = internedOf(v)
+			*fromRole, _ = internedOf(d[m.Value:m.End])
 		}
 	}
 	return o.Pos(), true, nil

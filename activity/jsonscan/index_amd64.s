@@ -395,7 +395,7 @@ rkfound:
 	INCQ R12
 	MOVQ AX, R13 // a value that is not a plain string: the caller skips or enters it
 	CMPB (SI)(AX*1), $0x22
-	JNE  rstop
+	JNE  rvstop
 	INCQ AX
 
 rvloop:
@@ -411,20 +411,20 @@ rvloop:
 
 rvtail:
 	CMPQ BX, $16
-	JLT  rstop
+	JLT  rvstop
 	CMPQ AX, BX
-	JGE  rstop
+	JGE  rvstop
 	MOVOU -16(SI)(BX*1), X0
 	NOTPLAIN
 	TAILONLY
 	TESTL DX, DX
-	JZ   rstop
+	JZ   rvstop
 
 rvfound:
 	BSFL DX, DX
 	ADDQ DX, AX
 	CMPB (SI)(AX*1), $0x22
-	JNE  rstop // not a plain string: skipped the general way
+	JNE  rvstop // not a plain string: skipped the general way
 	INCQ AX
 	MOVQ AX, 24(DI)
 	JMP  rmember
@@ -451,6 +451,10 @@ rspace:
 rnext:
 	INCQ R13
 	JMP  rspace
+
+rvstop:
+	// o resumes at the value the caller skips or enters, which is not whitespace.
+	MOVQ R12, n+32(FP)
 
 rset:
 	MOVQ o+0(FP), DI
