@@ -235,7 +235,11 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 	r := mem.records.alloc()
 	r.raw = raw
 	cd := &mem.cd
-	*cd = channelData{}
+	if mem.cdUsed {
+		// Only scanChannelData writes cd: after an activity without channelData it is still
+		// zero.
+		*cd, mem.cdUsed = channelData{}, false
+	}
 	r.cd = cd
 	a := &mem.act
 	// decodeRecord sets these members of act and no other, so the rest stay zero.
@@ -338,6 +342,7 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 			end, hasFrom, err = scanFrom(t, i, &fromID, &fromRole)
 		case "channelData":
 			cdSeen++
+			mem.cdUsed = true
 			end, err = scanChannelData(t, i, cd)
 		case "entities":
 			end, err = r.scanEntities(t, i, a)
@@ -857,6 +862,8 @@ type decodeArenas struct {
 	// Scratch storage behind a record's act and cd while its event is applied.
 	act activity.Activity
 	cd  channelData
+	// cdUsed says cd may hold members of an earlier activity.
+	cdUsed bool
 	// ents keeps the room act.Entities grew to across activities without entities.
 	ents  []json.RawMessage
 	cdMap map[string]json.RawMessage

@@ -292,8 +292,9 @@ kclose:
 	RET
 
 // func compactRun(o *Object, run []Span) (n int, done bool)
-// compactKey with values in a loop over o's members; R12 counts the members read and R13 is
-// where o resumes (the general way, when the next member is not read here).
+// compactKey with values in a loop over o's members; R10 points at the next Span of run, R12
+// counts the members read and R13 is where o resumes (the general way, when the next member is
+// not read here).
 TEXT ·compactRun(SB), NOSPLIT, $0-41
 	MOVQ o+0(FP), DI
 	MOVQ Object_d(DI), SI
@@ -384,14 +385,12 @@ rkfound:
 	CMPB (SI)(AX*1), $0x20
 	JLS  rstop // whitespace (or a control character) after the colon
 
-	// The member is read: run[n] = {R8, R9, AX, 0}, DI points at it.
-	MOVQ R12, DI
-	SHLQ $5, DI
-	ADDQ R10, DI
-	MOVQ R8, 0(DI)
-	MOVQ R9, 8(DI)
-	MOVQ AX, 16(DI)
-	MOVQ $0, 24(DI)
+	// The member is read: run[n] = {R8, R9, AX, 0}, and R10 moves on to run[n+1].
+	MOVQ R8, 0(R10)
+	MOVQ R9, 8(R10)
+	MOVQ AX, 16(R10)
+	MOVQ $0, 24(R10)
+	ADDQ $32, R10
 	INCQ R12
 	MOVQ AX, R13 // a value that is not a plain string: the caller skips or enters it
 	CMPB (SI)(AX*1), $0x22
@@ -426,7 +425,7 @@ rvfound:
 	CMPB (SI)(AX*1), $0x22
 	JNE  rvstop // not a plain string: skipped the general way
 	INCQ AX
-	MOVQ AX, 24(DI)
+	MOVQ AX, -8(R10) // the member's End
 	JMP  rmember
 
 rstop:
