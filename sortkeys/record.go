@@ -644,6 +644,15 @@ func skipValue(d []byte, i int, run []jsonscan.Span) (int, error) {
 	return jsonscan.SkipValue(d, i)
 }
 
+// skipValueStrict is jsonscan.SkipValueStrict(d, i), which skips an object as SkipValue does:
+// with skipValue.
+func skipValueStrict(d []byte, i int, run []jsonscan.Span) (int, error) {
+	if i < len(d) && d[i] == '{' {
+		return skipValue(d, i, run)
+	}
+	return jsonscan.SkipValueStrict(d, i)
+}
+
 // enterObject calls f for every member of the object at d[i] and returns the index after it.
 func enterObject(d []byte, i int, f func(key, val []byte)) (int, error) {
 	o, err := jsonscan.OpenObject(d, i)
@@ -780,7 +789,8 @@ func (r *record) enterEntity(d []byte, i int) (int, error) {
 			}
 		}
 		if vend == 0 {
-			if vend, err = jsonscan.SkipValueStrict(d, vi); err != nil {
+			// run is free: a value MemberRun leaves to the caller is the last of its run.
+			if vend, err = skipValueStrict(d, vi, run[:]); err != nil {
 				return 0, err
 			}
 			o.SkipTo(vend)
