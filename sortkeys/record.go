@@ -399,8 +399,10 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 	if jsonscan.SkipSpace(t, o.Pos()) != len(t) {
 		return nil, jsonscan.ErrSyntax
 	}
-	mem.ents = a.Entities[:0]
-	if r.entEnd == 0 {
+	if r.entEnd != 0 {
+		// Keep the room the entities grew to (without entities, act.Entities is mem.ents).
+		mem.ents = a.Entities[:0]
+	} else {
 		a.Entities = nil
 	}
 	a.Type, a.ID = r.typ, r.id()

@@ -292,9 +292,9 @@ kclose:
 	RET
 
 // func compactRun(o *Object, run []Span) (n int, done bool)
-// compactKey with values in a loop over o's members; R10 points at the next Span of run, R12
-// counts the members read and R13 is where o resumes (the general way, when the next member is
-// not read here).
+// compactKey with values in a loop over o's members; DI holds o, R10 points at the next Span of
+// run, R12 counts the members read and R13 is where o resumes (the general way, when the next
+// member is not read here).
 TEXT ·compactRun(SB), NOSPLIT, $0-41
 	MOVQ o+0(FP), DI
 	MOVQ Object_d(DI), SI
@@ -456,7 +456,6 @@ rvstop:
 	MOVQ R12, n+32(FP)
 
 rset:
-	MOVQ o+0(FP), DI
 	MOVQ R13, Object_i(DI)
 	MOVB $1, Object_begun(DI)
 	MOVB $0, Object_escaped(DI)
@@ -468,7 +467,6 @@ rclose:
 	MOVQ R12, n+32(FP)
 	MOVB $1, done+40(FP)
 	INCQ AX
-	MOVQ o+0(FP), DI
 	MOVQ AX, Object_i(DI)
 	TESTQ R12, R12
 	JZ   rret
