@@ -301,8 +301,13 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 				text, textPlain = t[i:vend], true
 				r.textKind, r.hasText = textString, vend-i > 2
 			case "timestamp":
-				// A plain string is its inside: jsDateValue would parse just that.
-				r.hasTimestamp, r.tsDate, tsString = true, parseDate(t[i+1:vend-1]), true
+				// A plain string is its inside: jsDateValue would parse just that, and parseDate
+				// starts with the fixed form.
+				ts, ok := parseUTCMillis(t[i+1 : vend-1])
+				if !ok {
+					ts = parseDate(t[i+1 : vend-1])
+				}
+				r.hasTimestamp, r.tsDate, tsString = true, ts, true
 			case "localTimestamp":
 				r.lts = num(parseDate(t[i+1 : vend-1]))
 			case "replyToId":
