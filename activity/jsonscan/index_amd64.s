@@ -382,19 +382,30 @@ rkfound:
 	JGE  rstop
 	CMPB -1(SI)(AX*1), $0x3a // ':'
 	JNE  rstop
+	CMPB (SI)(AX*1), $0x22
+	JEQ  rstring
 	CMPB (SI)(AX*1), $0x20
 	JLS  rstop // whitespace (or a control character) after the colon
 
-	// The member is read: run[n] = {R8, R9, AX, 0}, and R10 moves on to run[n+1].
+	// The member is read, its value is not a string: run[n] = {R8, R9, AX, 0}, and the caller
+	// skips or enters the value.
 	MOVQ R8, 0(R10)
 	MOVQ R9, 8(R10)
 	MOVQ AX, 16(R10)
-	MOVQ $0, 24(R10)
+	ADDQ $32, R10
+	INCQ R12
+	MOVQ AX, R13
+	JMP  rvstop
+
+rstring:
+	// The member is read: run[n] = {R8, R9, AX, end}, R10 moves on to run[n+1], and the end is
+	// written once the string is found plain (rvstop writes 0 otherwise).
+	MOVQ R8, 0(R10)
+	MOVQ R9, 8(R10)
+	MOVQ AX, 16(R10)
 	ADDQ $32, R10
 	INCQ R12
 	MOVQ AX, R13 // a value that is not a plain string: the caller skips or enters it
-	CMPB (SI)(AX*1), $0x22
-	JNE  rvstop
 	INCQ AX
 
 rvloop:
@@ -453,6 +464,7 @@ rnext:
 
 rvstop:
 	// o resumes at the value the caller skips or enters, which is not whitespace.
+	MOVQ $0, -8(R10)
 	MOVQ R12, n+32(FP)
 
 rset:
