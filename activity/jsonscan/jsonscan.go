@@ -227,10 +227,11 @@ type Span struct{ KeyStart, KeyEnd, Value, End int }
 // MemberRun is Member for several members in one call, for compact JSON: it reads members into
 // run as Member would return them, up to len(run), and stops after the first whose value is not
 // a plain string (End 0), at the closing brace (done, and Pos is then the index after it), or
-// where Member must read the general way. The Object is left past every value that is a plain
+// before a member that is not written compactly (whitespace before it or around its colon, an
+// escaped key), which Member then reads. The Object is left past every value that is a plain
 // string; after a member with End 0, which only the last can be, the caller skips or enters the
-// value and calls SkipTo as after Member. n is 0, and the Object unchanged, when Member must read
-// the next member (or brace) the general way.
+// value and calls SkipTo as after Member. n is 0, and the Object unchanged, when the next member
+// (or brace) is left to Member.
 func (o *Object) MemberRun(run []Span) (n int, done bool) { return compactRun(o, run) }
 
 // next is Next the general way: whitespace, escaped keys, the closing brace and errors.
