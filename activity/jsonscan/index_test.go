@@ -385,3 +385,21 @@ func TestMemberRun(t *testing.T) {
 		}
 	}
 }
+
+// FuzzMemberRun checks compactRun and its portable form against member-by-member reads, and
+// MemberRun against Member, on any input.
+func FuzzMemberRun(f *testing.F) {
+	for _, s := range []string{`{"a":"b","c":1,"d":{"e":"f"}}`, `{"id":"bot","name":"Bot","role":"bot"}`, `{ "a" : "b" }`,
+		`{"a":"b\"","c":"é"}`, `,"k":"v"}`, `{"` + strings.Repeat("k", 20) + `":"` + strings.Repeat("v", 20) + `"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, d []byte) {
+		if len(d) > 200 {
+			return
+		}
+		checkCompactRun(t, d)
+		for room := 1; room <= 3; room++ {
+			checkMemberRun(t, d, room)
+		}
+	})
+}
