@@ -129,13 +129,29 @@ func TestParseUTCMillisMatchesParser(t *testing.T) {
 	}
 }
 
-// TestMonthStart compares the count for 1970–2099 with the general calendar's, on both sides of
-// that range too.
+// TestMonthStart compares the count for 1970–2099 with the general calendar's.
 func TestMonthStart(t *testing.T) {
-	for y := 1800; y < 2300; y++ {
+	for y := 1970; y <= 2099; y++ {
 		for m := 1; m <= 12; m++ {
 			if got, want := monthStart(y, m), daysFromCivil(y, m, 1); got != want {
 				t.Fatalf("monthStart(%d, %d) = %d, daysFromCivil %d", y, m, got, want)
+			}
+		}
+	}
+}
+
+// TestParseUTCMillisYears: around the ends of monthStart's years and around leap days, the
+// fixed form reads as the general parser reads it, and outside those years it is left to it.
+func TestParseUTCMillisYears(t *testing.T) {
+	for _, y := range []int{1968, 1969, 1970, 1971, 1972, 2000, 2024, 2025, 2096, 2098, 2099, 2100, 2104} {
+		for _, md := range []string{"01-01", "02-28", "02-29", "03-01", "12-31"} {
+			s := fmt.Sprintf("%04d-%sT23:59:59.999Z", y, md)
+			v, ok := parseUTCMillis([]byte(s))
+			if want := generalParseDate(s); (ok && v != want) || ok != (y >= 1970 && y <= 2099) {
+				t.Fatalf("parseUTCMillis(%q) = %v, %v; general parser %v", s, v, ok, want)
+			}
+			if got, want := parseDate(s), generalParseDate(s); got != want {
+				t.Fatalf("parseDate(%q) = %v, general parser %v", s, got, want)
 			}
 		}
 	}

@@ -210,27 +210,27 @@ func parseUTCMillis(s []byte) (float64, bool) {
 	if month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || sec > 59 {
 		return 0, false
 	}
+	if year < 1970 || year > 2099 {
+		// Outside monthStart's years: the general parser counts the days.
+		return 0, false
+	}
 	// Every term and partial sum is an integer below 2^53, so the sum in int64 converts to the
 	// float64 the general parser adds up.
 	days := monthStart(year, month) + int64(day-1)
 	return float64(days*86400000 + int64(hour*3600000+minute*60000+sec*1000+ms)), true
 }
 
-// monthStart is daysFromCivil(y, m, 1); the years from 1970 to 2099, where every fourth year is a
-// leap year, are counted without the general calendar's divisions.
+// monthStart is daysFromCivil(y, m, 1) for the years from 1970 to 2099, where every fourth year is
+// a leap year: counted without the general calendar's divisions, small enough to inline.
 func monthStart(y, m int) int64 {
-	if y < 1970 || y > 2099 {
-		return daysFromCivil(y, m, 1)
-	}
-	days := 365*(y-1970) + (y-1969)/4 + int(daysBeforeMonth[m-1])
-	if m > 2 && y%4 == 0 {
-		days++
-	}
-	return int64(days)
+	return int64(365*(y-1970) + (y-1969)/4 + int(daysBeforeMonth[min(y%4, 1)][m-1]))
 }
 
-// daysBeforeMonth counts the days of a common year before each month.
-var daysBeforeMonth = [12]uint16{0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334}
+// daysBeforeMonth counts the days before each month of a leap year ([0]) and of a common year.
+var daysBeforeMonth = [2][12]uint16{
+	{0, 31, 60, 91, 121, 152, 182, 213, 244, 274, 305, 335},
+	{0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334},
+}
 
 // The separators of YYYY-MM-DDTHH:mm:ss.sssZ in its three words, little-endian, and the masks
 // that pick them out; zeros, nines and highs repeat '0', 0x76 and 0x80 in every byte.

@@ -235,12 +235,17 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 	r := mem.records.alloc()
 	r.raw = raw
 	cd := &mem.cd
-	*cd = channelData{}
+	if mem.cdUsed {
+		// Only scanChannelData writes cd: after an activity without channelData it is still
+		// zero.
+		*cd, mem.cdUsed = channelData{}, false
+	}
 	r.cd = cd
 	a := &mem.act
-	*a = activity.Activity{Entities: mem.ents[:0]}
+	// decodeRecord sets these members of act and no other, so the rest stay zero.
+	a.Text, a.ChannelData, a.Attachments, a.Entities = "", nil, nil, mem.ents[:0]
 	r.act = a
-	tsString := false
+	tsString, textPlain := false, false
 	var fromID, text []byte
 	var fromRole string
 	hasFrom := false
@@ -251,36 +256,66 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 	if err != nil {
 		return nil, err
 	}
+	// Members come several at a time from MemberRun (run[k:n] are still to be read), one at a
+	// time from Member where it leaves them to the general way.
+	var run [8]jsonscan.Span
+	k, n, closed := 0, 0, false
 	for {
-		key, i, vend, done, err := o.Member()
-		if err != nil {
-			return nil, err
+		var key []byte
+		var i, vend int
+		if k == n && !closed {
+			n, closed = o.MemberRun(run[:])
+			k = 0
 		}
-		if done {
+		if k < n {
+			m := &run[k]
+			k++
+			key, i, vend = t[m.KeyStart:m.KeyEnd], m.Value, m.End
+		} else if closed {
 			break
+		} else {
+			var done bool
+			if key, i, vend, done, err = o.Member(); err != nil {
+				return nil, err
+			}
+			if done {
+				break
+			}
+			if vend != 0 {
+				o.SkipTo(vend)
+			}
 		}
 		if vend != 0 {
-			// A plain string, skipped by Member.
-			o.SkipTo(vend)
-			v := t[i:vend]
+			// A plain string, which MemberRun or Member moved past.
+			// The value is sliced only for the members read.
 			switch string(key) {
 			case "type":
-				r.typ, _ = internedOf(v)
+				r.typ, _ = internedOf(t[i:vend])
 			case "id":
 				if len(raw) <= math.MaxInt32 {
 					r.idRef, r.idIsString = strRef{off: int32(base - cap(t) + i + 1), n: int32(vend - i - 2)}, true
 				} else {
-					r.idRef, r.idIsString = r.strOf(v, strID)
+					r.idRef, r.idIsString = r.strOf(t[i:vend], strID)
 				}
 			case "text":
-				text = v
-				r.textKind, r.hasText = textString, len(v) > 2
+				text, textPlain = t[i:vend], true
+				r.textKind, r.hasText = textString, vend-i > 2
 			case "timestamp":
-				r.hasTimestamp, r.tsDate, tsString = true, jsDateValue(v), true
+				// A plain string is its inside: jsDateValue would parse just that, and parseDate
+				// starts with the fixed form.
+				ts, ok := parseUTCMillis(t[i+1 : vend-1])
+				if !ok {
+					ts = parseDate(t[i+1 : vend-1])
+				}
+				r.hasTimestamp, r.tsDate, tsString = true, ts, true
 			case "localTimestamp":
-				r.lts = num(jsDateValue(v))
+				r.lts = num(parseDate(t[i+1 : vend-1]))
 			case "replyToId":
-				r.replyRef, _ = r.strOf(v, strReplyTo)
+				if len(raw) <= math.MaxInt32 {
+					r.replyRef = strRef{off: int32(base - cap(t) + i + 1), n: int32(vend - i - 2)}
+				} else {
+					r.replyRef, _ = r.strOf(t[i:vend], strReplyTo)
+				}
 			case "from":
 				// Not an object: from counts as absent.
 				hasFrom = false
@@ -312,6 +347,7 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 			end, hasFrom, err = scanFrom(t, i, &fromID, &fromRole)
 		case "channelData":
 			cdSeen++
+			mem.cdUsed = true
 			end, err = scanChannelData(t, i, cd)
 		case "entities":
 			end, err = r.scanEntities(t, i, a)
@@ -329,7 +365,7 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 		case "text":
 			if end, err = jsonscan.SkipValue(t, i); err == nil {
 				v := t[i:end]
-				text = v
+				text, textPlain = v, false
 				r.textKind = textOther
 				if inner, ok := jsonscan.PlainString(v); ok {
 					r.textKind, r.hasText = textString, len(inner) > 0
@@ -357,7 +393,8 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 				r.hasAttachments = jsonscan.Elements(t[i:end], func([]byte) { n++ }) == nil && n > 0
 			}
 		default:
-			end, err = jsonscan.SkipValue(t, i)
+			// run is free: a value MemberRun leaves to the caller is the last of its run.
+			end, err = skipValue(t, i, run[:])
 		}
 		if err != nil {
 			return nil, err
@@ -367,15 +404,20 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 	if jsonscan.SkipSpace(t, o.Pos()) != len(t) {
 		return nil, jsonscan.ErrSyntax
 	}
-	mem.ents = a.Entities[:0]
-	if r.entEnd == 0 {
+	if r.entEnd != 0 {
+		// Keep the room the entities grew to (without entities, act.Entities is mem.ents).
+		mem.ents = a.Entities[:0]
+	} else {
 		a.Entities = nil
 	}
 	a.Type, a.ID = r.typ, r.id()
 	if r.hasAttachments {
 		a.Attachments = oneAttachment
 	}
-	r.cidRef, _ = r.strOf(cd.cid, strCid)
+	if cd.cid != nil {
+		// Absent, clientActivityID reads as "" (the zero strRef).
+		r.cidRef, _ = r.strOf(cd.cid, strCid)
+	}
 	switch {
 	case !hasFrom:
 		r.role = "channel"
@@ -384,19 +426,29 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 	default:
 		r.role = roleOf(fromID, userID)
 	}
-	if seq, ok := jsonNumber(cd.seqID); ok {
+	// The channelData members are mostly absent: nil is not a number and not truthy.
+	seq, isSeq := 0.0, false
+	if cd.seqID != nil {
+		seq, isSeq = jsonNumber(cd.seqID)
+	}
+	if isSeq {
 		r.ts = num(seq)
 	} else if tsString {
 		r.ts = num(r.tsDate)
 	}
-	r.postBack = truthy(cd.postBack)
-	if truthy(cd.messageBack) {
+	r.postBack = cd.postBack != nil && truthy(cd.postBack)
+	if cd.messageBack != nil && truthy(cd.messageBack) {
 		var mb map[string]json.RawMessage
 		r.messageBackHidden = json.Unmarshal(cd.messageBack, &mb) != nil || !truthy(mb["displayText"])
 	}
 	if cd.streamType || r.mayStreamInfo {
 		// Only livestream candidates need text and channelData as a map.
-		a.Text, _ = viewOf(text)
+		if textPlain {
+			// A plain string is its inside, which viewOf would share.
+			a.Text = unsafe.String(&text[1], len(text)-2)
+		} else {
+			a.Text, _ = viewOf(text)
+		}
 		if cd.streamType {
 			if cd.raw == nil {
 				// streamType was met in a channelData that is not an object.
@@ -405,20 +457,25 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 			if mem.cdMap == nil {
 				mem.cdMap = map[string]json.RawMessage{}
 			}
-			clear(mem.cdMap)
 			a.ChannelData = mem.cdMap
 			if cdSeen == 1 {
-				// The livestream readers look up these three members only.
+				// The livestream readers look up these three members only. The map keeps what
+				// the last livestream candidate put in it: only the members that differ are
+				// removed, which costs less than clearing it.
+				if mem.cdMapKeys&cdMapOther != 0 {
+					clear(mem.cdMap)
+					mem.cdMapKeys = 0
+				}
 				a.ChannelData["streamType"] = cd.streamTypeRaw
-				if cd.streamID != nil {
-					a.ChannelData["streamId"] = cd.streamID
-				}
-				if cd.streamSequence != nil {
-					a.ChannelData["streamSequence"] = cd.streamSequence
-				}
-			} else if err := jsonscan.Members(cd.raw, func(k []byte, cv []byte) { a.ChannelData[string(k)] = cv }); err != nil {
+				setOrDelete(a.ChannelData, "streamId", cd.streamID, &mem.cdMapKeys, cdMapStreamID)
+				setOrDelete(a.ChannelData, "streamSequence", cd.streamSequence, &mem.cdMapKeys, cdMapStreamSequence)
+			} else {
 				// A repeated channelData: the last object read is the one the readers see.
-				return nil, err
+				clear(mem.cdMap)
+				mem.cdMapKeys = cdMapOther
+				if err := jsonscan.Members(cd.raw, func(k []byte, cv []byte) { a.ChannelData[string(k)] = cv }); err != nil {
+					return nil, err
+				}
 			}
 		}
 		if ls, ok := a.Livestream(); ok {
@@ -463,6 +520,30 @@ func (r *record) shareLivestream(cd *channelData) {
 // scanFrom reads from.id and from.role from the value at d[i]; ok is false, and from counts as
 // absent, when the value is not an object.
 func scanFrom(d []byte, i int, fromID *[]byte, fromRole *string) (end int, ok bool, err error) {
+	o, err := jsonscan.OpenObject(d, i)
+	if err != nil {
+		return fromMembers(d, i, fromID, fromRole)
+	}
+	// The usual from, compact members with string values, is read in one MemberRun.
+	var run [4]jsonscan.Span
+	n, done := o.MemberRun(run[:])
+	if !done {
+		return fromMembers(d, i, fromID, fromRole)
+	}
+	for _, m := range run[:n] {
+		switch string(d[m.KeyStart:m.KeyEnd]) {
+		case "id":
+			*fromID = d[m.Value:m.End]
+		case "role":
+			*fromRole, _ = internedOf(d[m.Value:m.End])
+		}
+	}
+	return o.Pos(), true, nil
+}
+
+// fromMembers is scanFrom for any from: entered when it can be, else skipped and read member by
+// member.
+func fromMembers(d []byte, i int, fromID *[]byte, fromRole *string) (end int, ok bool, err error) {
 	read := func(k, v []byte) {
 		switch string(k) {
 		case "id":
@@ -471,30 +552,8 @@ func scanFrom(d []byte, i int, fromID *[]byte, fromRole *string) (end int, ok bo
 			*fromRole, _ = internedOf(v)
 		}
 	}
-	// enterObject(d, i, read) written out: from is in nearly every activity, and the loop
-	// without a callback is the cheaper one.
-	if o, err := jsonscan.OpenObject(d, i); err == nil {
-		for {
-			key, vi, vend, done, err := o.Member()
-			if err != nil {
-				break
-			}
-			if done {
-				return o.Pos(), true, nil
-			}
-			if vend == 0 {
-				if vend, err = jsonscan.SkipValueStrict(d, vi); err != nil {
-					break
-				}
-			}
-			switch string(key) {
-			case "id":
-				*fromID = d[vi:vend]
-			case "role":
-				*fromRole, _ = internedOf(d[vi:vend])
-			}
-			o.SkipTo(vend)
-		}
+	if end, err := enterObject(d, i, read); err == nil {
+		return end, true, nil
 	}
 	if end, err = jsonscan.SkipValue(d, i); err != nil {
 		return 0, false, err
@@ -505,29 +564,11 @@ func scanFrom(d []byte, i int, fromID *[]byte, fromRole *string) (end int, ok bo
 // scanChannelData reads the channelData members the model needs from the value at d[i]; the raw
 // object is kept when the value is an object.
 func scanChannelData(d []byte, i int, cd *channelData) (int, error) {
-	read := func(k, cv []byte) {
-		switch string(k) {
-		case "webchat:sequence-id":
-			cd.seqID = cv
-		case "clientActivityID":
-			cd.cid = cv
-		case "streamType":
-			cd.streamType, cd.streamTypeRaw = true, cv
-		case "streamId":
-			cd.streamID = cv
-		case "streamSequence":
-			cd.streamSequence = cv
-		case "webchat:entity-position":
-			cd.entityPosition = cv
-		case "webchat:entity-part-of":
-			cd.entityPartOf = cv
-		case "postBack":
-			cd.postBack = cv
-		case "messageBack":
-			cd.messageBack = cv
-		}
+	if end, ok := enterChannelData(d, i, cd); ok {
+		cd.raw = d[i:end]
+		return end, nil
 	}
-	end, err := enterObject(d, i, read)
+	end, err := enterObject(d, i, cd.set)
 	if err == nil {
 		cd.raw = d[i:end]
 		return end, nil
@@ -535,10 +576,88 @@ func scanChannelData(d []byte, i int, cd *channelData) (int, error) {
 	if end, err = jsonscan.SkipValue(d, i); err != nil {
 		return 0, err
 	}
-	if jsonscan.Members(d[i:end], read) == nil {
+	if jsonscan.Members(d[i:end], cd.set) == nil {
 		cd.raw = d[i:end]
 	}
 	return end, nil
+}
+
+// enterChannelData is enterObject(d, i, cd.set) for channelData whose members MemberRun reads:
+// ok is false where Member would read the general way, or on any error (cd may then hold some
+// of the members, which the general read sets again in the same order).
+func enterChannelData(d []byte, i int, cd *channelData) (end int, ok bool) {
+	o, err := jsonscan.OpenObject(d, i)
+	if err != nil {
+		return 0, false
+	}
+	var run [4]jsonscan.Span
+	for {
+		n, done := o.MemberRun(run[:])
+		if n == 0 && !done {
+			return 0, false
+		}
+		for _, m := range run[:n] {
+			vend := m.End
+			if vend == 0 {
+				// The last of the run.
+				if vend, err = jsonscan.SkipValueStrict(d, m.Value); err != nil {
+					return 0, false
+				}
+				o.SkipTo(vend)
+			}
+			cd.set(d[m.KeyStart:m.KeyEnd], d[m.Value:vend])
+		}
+		if done {
+			return o.Pos(), true
+		}
+	}
+}
+
+// set keeps the channelData member k if the model reads it.
+func (cd *channelData) set(k, cv []byte) {
+	switch string(k) {
+	case "webchat:sequence-id":
+		cd.seqID = cv
+	case "clientActivityID":
+		cd.cid = cv
+	case "streamType":
+		cd.streamType, cd.streamTypeRaw = true, cv
+	case "streamId":
+		cd.streamID = cv
+	case "streamSequence":
+		cd.streamSequence = cv
+	case "webchat:entity-position":
+		cd.entityPosition = cv
+	case "webchat:entity-part-of":
+		cd.entityPartOf = cv
+	case "postBack":
+		cd.postBack = cv
+	case "messageBack":
+		cd.messageBack = cv
+	}
+}
+
+// skipValue is jsonscan.SkipValue(d, i), with an object of plain string members (as
+// conversation usually is) read in one MemberRun: it holds no bracket or quote outside its
+// strings but its own, so the bracket matching would end where the run does.
+func skipValue(d []byte, i int, run []jsonscan.Span) (int, error) {
+	if i < len(d) && d[i] == '{' {
+		if o, err := jsonscan.OpenObject(d, i); err == nil {
+			if _, done := o.MemberRun(run); done {
+				return o.Pos(), nil
+			}
+		}
+	}
+	return jsonscan.SkipValue(d, i)
+}
+
+// skipValueStrict is jsonscan.SkipValueStrict(d, i), which skips an object as SkipValue does:
+// with skipValue.
+func skipValueStrict(d []byte, i int, run []jsonscan.Span) (int, error) {
+	if i < len(d) && d[i] == '{' {
+		return skipValue(d, i, run)
+	}
+	return jsonscan.SkipValueStrict(d, i)
 }
 
 // enterObject calls f for every member of the object at d[i] and returns the index after it.
@@ -547,21 +666,40 @@ func enterObject(d []byte, i int, f func(key, val []byte)) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	var run [4]jsonscan.Span
+	k, n, closed := 0, 0, false
 	for {
-		key, vi, vend, done, err := o.Member()
-		if err != nil {
-			return 0, err
+		var key []byte
+		var vi, vend int
+		if k == n && !closed {
+			n, closed = o.MemberRun(run[:])
+			k = 0
 		}
-		if done {
+		if k < n {
+			m := &run[k]
+			k++
+			key, vi, vend = d[m.KeyStart:m.KeyEnd], m.Value, m.End
+		} else if closed {
 			return o.Pos(), nil
+		} else {
+			var done bool
+			if key, vi, vend, done, err = o.Member(); err != nil {
+				return 0, err
+			}
+			if done {
+				return o.Pos(), nil
+			}
+			if vend != 0 {
+				o.SkipTo(vend)
+			}
 		}
 		if vend == 0 {
 			if vend, err = jsonscan.SkipValueStrict(d, vi); err != nil {
 				return 0, err
 			}
+			o.SkipTo(vend)
 		}
 		f(key, d[vi:vend])
-		o.SkipTo(vend)
 	}
 }
 
@@ -628,19 +766,41 @@ func (r *record) enterEntity(d []byte, i int) (int, error) {
 		return 0, err
 	}
 	var streamInfo, partOf, abstract, unsure bool
+	var run [4]jsonscan.Span
+	k, n, closed := 0, 0, false
 	for {
-		key, vi, vend, done, err := o.Member()
-		if err != nil {
-			return 0, err
+		var key []byte
+		var vi, vend int
+		if k == n && !closed {
+			n, closed = o.MemberRun(run[:])
+			k = 0
 		}
-		if done {
+		if k < n {
+			// MemberRun reads no escaped key.
+			m := &run[k]
+			k++
+			key, vi, vend = d[m.KeyStart:m.KeyEnd], m.Value, m.End
+		} else if closed {
 			break
-		}
-		unsure = unsure || o.Escaped()
-		if vend == 0 {
-			if vend, err = jsonscan.SkipValueStrict(d, vi); err != nil {
+		} else {
+			var done bool
+			if key, vi, vend, done, err = o.Member(); err != nil {
 				return 0, err
 			}
+			if done {
+				break
+			}
+			unsure = unsure || o.Escaped()
+			if vend != 0 {
+				o.SkipTo(vend)
+			}
+		}
+		if vend == 0 {
+			// run is free: a value MemberRun leaves to the caller is the last of its run.
+			if vend, err = skipValueStrict(d, vi, run[:]); err != nil {
+				return 0, err
+			}
+			o.SkipTo(vend)
 		}
 		switch string(key) {
 		case "type":
@@ -652,7 +812,6 @@ func (r *record) enterEntity(d []byte, i int) (int, error) {
 		case "abstract":
 			abstract = true
 		}
-		o.SkipTo(vend)
 	}
 	if unsure {
 		r.mentions(d[i:o.Pos()])
@@ -693,6 +852,26 @@ func roleOf(fid []byte, userID string) string {
 	return activity.RoleBot
 }
 
+// The members of decodeArenas.cdMap besides streamType, as cdMapKeys records them.
+const (
+	cdMapStreamID = 1 << iota
+	cdMapStreamSequence
+	// cdMapOther: any members (a repeated channelData put them).
+	cdMapOther
+)
+
+// setOrDelete puts m[key] = v, or removes key when v is nil; have records key's presence under
+// bit.
+func setOrDelete(m map[string]json.RawMessage, key string, v json.RawMessage, have *uint8, bit uint8) {
+	if v != nil {
+		m[key] = v
+		*have |= bit
+	} else if *have&bit != 0 {
+		delete(m, key)
+		*have &^= bit
+	}
+}
+
 // decodeArenas allocates what decodeRecord creates for each activity.
 type decodeArenas struct {
 	records     arena[record]
@@ -700,9 +879,13 @@ type decodeArenas struct {
 	// Scratch storage behind a record's act and cd while its event is applied.
 	act activity.Activity
 	cd  channelData
+	// cdUsed says cd may hold members of an earlier activity.
+	cdUsed bool
 	// ents keeps the room act.Entities grew to across activities without entities.
 	ents  []json.RawMessage
 	cdMap map[string]json.RawMessage
+	// cdMapKeys says which members besides streamType cdMap may hold.
+	cdMapKeys uint8
 }
 
 func isJSONNull(raw json.RawMessage) bool {

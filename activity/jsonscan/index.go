@@ -71,3 +71,38 @@ func compactKeyWords(d []byte, i int, begun, values bool) (start, end, value, ve
 	}
 	return start, end, value, vend
 }
+
+// compactRunWords is Object.MemberRun for compact JSON: it reads members from o.i as
+// compactKeyWords does with values, one after another, into run, and stops after a member whose
+// value is not a plain string (its end is 0), at the closing brace (done, with o past it), once
+// run is full, or where compactKeyWords reads nothing. o is left as Member and SkipTo would
+// leave it after the members read, unchanged when there is none.
+func compactRunWords(o *Object, run []Span) (n int, done bool) {
+	d, i, begun := o.d, o.i, o.begun
+	for n < len(run) {
+		start, end, v, vend := compactKeyWords(d, i, begun, true)
+		if v < 0 {
+			if n > 0 {
+				o.begun, o.escaped = true, false
+			}
+			o.i = i + 1
+			return n, true
+		}
+		if v == 0 {
+			break
+		}
+		run[n] = Span{KeyStart: start, KeyEnd: end, Value: v, End: vend}
+		n++
+		begun = true
+		if vend == 0 {
+			i = v
+			break
+		}
+		i = vend
+	}
+	if n > 0 {
+		o.begun, o.escaped = true, false
+		o.SkipTo(i)
+	}
+	return n, false
+}

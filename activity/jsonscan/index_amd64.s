@@ -1,3 +1,4 @@
+#include "go_asm.h"
 #include "textflag.h"
 
 // Sixteen copies of a quote, a backslash and 0x20.
@@ -120,7 +121,7 @@ ptail:
 	CMPQ AX, BX
 	JGE  pnone
 	CMPQ BX, $16
-	JLT  pshort
+	JLT  pcap
 	MOVOU -16(SI)(BX*1), X0
 	NOTPLAIN
 	TAILONLY
@@ -132,6 +133,25 @@ pfound:
 	ADDQ DX, AX
 	MOVQ AX, ret+32(FP)
 	RET
+
+pcap:
+	// d is shorter than sixteen bytes: the sixteen from AX on when d's capacity holds them, the
+	// bits of those past len(d) dropped, else one byte at a time.
+	MOVQ d_cap+16(FP), CX
+	SUBQ AX, CX
+	CMPQ CX, $16
+	JLT  pshort
+	MOVOU (SI)(AX*1), X0
+	NOTPLAIN
+	MOVQ BX, CX
+	SUBQ AX, CX
+	MOVL $1, R8
+	SHLL CX, R8
+	DECL R8
+	ANDL R8, DX
+	TESTL DX, DX
+	JZ   pnone
+	JMP  pfound
 
 pshort:
 	MOVBLZX (SI)(AX*1), DX
@@ -269,4 +289,199 @@ kdone:
 
 kclose:
 	MOVQ $-1, value+56(FP)
+	RET
+
+// func compactRun(o *Object, run []Span) (n int, done bool)
+// compactKey with values in a loop over o's members; DI holds o, R10 points at the next Span of
+// run, R12 counts the members read and R13 is where o resumes (the general way, when the next
+// member is not read here).
+TEXT ·compactRun(SB), NOSPLIT, $0-41
+	MOVQ o+0(FP), DI
+	MOVQ Object_d(DI), SI
+	MOVQ Object_d+8(DI), BX
+	MOVQ Object_i(DI), AX
+	MOVBLZX Object_begun(DI), CX
+	MOVQ run_base+8(FP), R10
+	MOVQ run_len+16(FP), R11
+	XORQ R12, R12
+	MOVB $0, done+40(FP)
+	MOVQ AX, R13
+	MOVOU quotes16<>(SB), X2
+	MOVOU backslashes16<>(SB), X3
+	MOVOU spaces16<>(SB), X4
+	TESTQ R11, R11
+	JEQ  rstop
+	CMPQ AX, BX
+	JGE  rstop
+	TESTQ CX, CX
+	JNZ  rmember
+	CMPB (SI)(AX*1), $0x7d // '}'
+	JEQ  rclose
+
+rquote:
+	// The first member: no ',' before it.
+	CMPB (SI)(AX*1), $0x22
+	JNE  rstop
+	INCQ AX
+	MOVQ AX, R8
+	JMP  rkloop
+
+rmember:
+	// A member has been read: ',"' (read as one word) or the closing brace is next.
+	MOVQ AX, R13
+	CMPQ R12, R11
+	JGE  rstop
+	LEAQ 2(AX), CX
+	CMPQ CX, BX
+	JGT  rlast
+	CMPW (SI)(AX*1), $0x222c
+	JNE  rbrace
+	MOVQ CX, AX
+	MOVQ AX, R8
+
+rkloop:
+	LEAQ 16(AX), CX
+	CMPQ CX, BX
+	JGT  rktail
+	MOVOU (SI)(AX*1), X0
+	QUOTES
+	TESTL DX, DX
+	JNZ  rkfound
+	MOVQ CX, AX
+	JMP  rkloop
+
+rlast:
+	// Fewer than two bytes left: only the closing brace can be read.
+	CMPQ AX, BX
+	JGE  rstop
+
+rbrace:
+	CMPB (SI)(AX*1), $0x7d // '}'
+	JEQ  rclose
+	JMP  rstop
+
+rktail:
+	CMPQ BX, $16
+	JLT  rstop
+	CMPQ AX, BX
+	JGE  rstop
+	MOVOU -16(SI)(BX*1), X0
+	QUOTES
+	TAILONLY
+	TESTL DX, DX
+	JZ   rstop
+
+rkfound:
+	BSFL DX, DX
+	ADDQ DX, AX
+	CMPB (SI)(AX*1), $0x22
+	JNE  rstop // a backslash: the key is unescaped the general way
+	MOVQ AX, R9
+	ADDQ $2, AX
+	CMPQ AX, BX
+	JGE  rstop
+	CMPB -1(SI)(AX*1), $0x3a // ':'
+	JNE  rstop
+	CMPB (SI)(AX*1), $0x22
+	JEQ  rstring
+	CMPB (SI)(AX*1), $0x20
+	JLS  rstop // whitespace (or a control character) after the colon
+
+	// The member is read, its value is not a string: run[n] = {R8, R9, AX, 0}, and the caller
+	// skips or enters the value.
+	MOVQ R8, 0(R10)
+	MOVQ R9, 8(R10)
+	MOVQ AX, 16(R10)
+	ADDQ $32, R10
+	INCQ R12
+	MOVQ AX, R13
+	JMP  rvstop
+
+rstring:
+	// The member is read: run[n] = {R8, R9, AX, end}, R10 moves on to run[n+1], and the end is
+	// written once the string is found plain (rvstop writes 0 otherwise).
+	MOVQ R8, 0(R10)
+	MOVQ R9, 8(R10)
+	MOVQ AX, 16(R10)
+	ADDQ $32, R10
+	INCQ R12
+	MOVQ AX, R13 // a value that is not a plain string: the caller skips or enters it
+	INCQ AX
+
+rvloop:
+	LEAQ 16(AX), CX
+	CMPQ CX, BX
+	JGT  rvtail
+	MOVOU (SI)(AX*1), X0
+	NOTPLAIN
+	TESTL DX, DX
+	JNZ  rvfound
+	MOVQ CX, AX
+	JMP  rvloop
+
+rvtail:
+	CMPQ BX, $16
+	JLT  rvstop
+	CMPQ AX, BX
+	JGE  rvstop
+	MOVOU -16(SI)(BX*1), X0
+	NOTPLAIN
+	TAILONLY
+	TESTL DX, DX
+	JZ   rvstop
+
+rvfound:
+	BSFL DX, DX
+	ADDQ DX, AX
+	CMPB (SI)(AX*1), $0x22
+	JNE  rvstop // not a plain string: skipped the general way
+	INCQ AX
+	MOVQ AX, -8(R10) // the member's End
+	JMP  rmember
+
+rstop:
+	MOVQ R12, n+32(FP)
+	TESTQ R12, R12
+	JZ   rret
+
+rspace:
+	// Past the whitespace after the last value, as SkipTo.
+	CMPQ R13, BX
+	JGE  rset
+	MOVBLZX (SI)(R13*1), CX
+	CMPB CX, $0x20
+	JEQ  rnext
+	CMPB CX, $0x09
+	JEQ  rnext
+	CMPB CX, $0x0a
+	JEQ  rnext
+	CMPB CX, $0x0d
+	JNE  rset
+
+rnext:
+	INCQ R13
+	JMP  rspace
+
+rvstop:
+	// o resumes at the value the caller skips or enters, which is not whitespace.
+	MOVQ $0, -8(R10)
+	MOVQ R12, n+32(FP)
+
+rset:
+	MOVQ R13, Object_i(DI)
+	MOVB $1, Object_begun(DI)
+	MOVB $0, Object_escaped(DI)
+
+rret:
+	RET
+
+rclose:
+	MOVQ R12, n+32(FP)
+	MOVB $1, done+40(FP)
+	INCQ AX
+	MOVQ AX, Object_i(DI)
+	TESTQ R12, R12
+	JZ   rret
+	MOVB $1, Object_begun(DI)
+	MOVB $0, Object_escaped(DI)
 	RET

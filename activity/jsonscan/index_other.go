@@ -9,3 +9,5 @@ func indexNotPlain(d []byte, i int) int { return indexNotPlainWords(d, i) }
 func compactKey(d []byte, i int, begun, values bool) (start, end, value, vend int) {
 	return compactKeyWords(d, i, begun, values)
 }
+
+func compactRun(o *Object, run []Span) (n int, done bool) { return compactRunWords(o, run) }

@@ -2,6 +2,7 @@ package jsonscan
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -70,6 +71,44 @@ func TestIndexSubslice(t *testing.T) {
 			}
 			if got := indexNotPlain(sub, i); got != n {
 				t.Fatalf("indexNotPlain(%q, %d) = %d, want %d", sub, i, got, n)
+			}
+		}
+	}
+}
+
+// TestIndexPastLen: for a d shorter than sixteen bytes whose capacity holds more, the bytes past
+// len(d), of every kind the scans look for, change nothing, from every start and with every
+// capacity.
+func TestIndexPastLen(t *testing.T) {
+	junk := []byte{'"', '\\', 0x00, 0x1f, 0x80, 0xff}
+	for n := 0; n <= 20; n++ {
+		for _, j := range junk {
+			for extra := 0; extra <= 20; extra++ {
+				buf := bytes.Repeat([]byte{j}, n+extra)
+				copy(buf, bytes.Repeat([]byte("c"), n))
+				if n > 2 {
+					buf[n/2] = 0x7f
+				}
+				d := buf[: n : n+extra]
+				for i := 0; i <= n+1; i++ {
+					if got, want := indexNotPlain(d, i), refIndex(d, i, isNotPlain); got != want {
+						t.Fatalf("indexNotPlain(%q (cap %d, then %q), %d) = %d, want %d", d, cap(d), j, i, got, want)
+					}
+					if got, want := indexQuote(d, i), refIndex(d, i, isQuoteOrBackslash); got != want {
+						t.Fatalf("indexQuote(%q (cap %d, then %q), %d) = %d, want %d", d, cap(d), j, i, got, want)
+					}
+				}
+				// And with a byte the scans stop at inside d.
+				for pos := 0; pos < n; pos++ {
+					e := slices.Clone(buf)
+					e[pos] = 0x01
+					d := e[: n : n+extra]
+					for i := 0; i <= n; i++ {
+						if got, want := indexNotPlain(d, i), refIndex(d, i, isNotPlain); got != want {
+							t.Fatalf("indexNotPlain(%q (cap %d), %d) = %d, want %d", d, cap(d), i, got, want)
+						}
+					}
+				}
 			}
 		}
 	}
@@ -191,4 +230,176 @@ func TestMember(t *testing.T) {
 			}
 		}
 	}
+}
+
+// runByKeys is compactRun spelled out as Member reads, one compactKey call per member, key being
+// the platform's compactKey or its portable form; the run also ends at whitespace after a value.
+func runByKeys(key func([]byte, int, bool, bool) (int, int, int, int), o *Object, run []Span) (n int, done bool) {
+	for n < len(run) {
+		start, end, v, vend := key(o.d, o.i, o.begun, true)
+		if v < 0 {
+			o.i++
+			return n, true
+		}
+		if v == 0 {
+			return n, false
+		}
+		run[n] = Span{start, end, v, vend}
+		n++
+		o.i, o.begun, o.escaped = v, true, false
+		if vend == 0 {
+			return n, false
+		}
+		if o.SkipTo(vend); o.i != vend {
+			return n, false
+		}
+	}
+	return n, false
+}
+
+// checkCompactRun compares, from every index of d, in every state and for every room in run,
+// compactRun and its portable form with member-by-member reads of compactKey and its portable
+// form: the members, the end, and the Object left behind.
+func checkCompactRun(t *testing.T, d []byte) {
+	t.Helper()
+	pairs := []struct {
+		name string
+		run  func(*Object, []Span) (int, bool)
+		key  func([]byte, int, bool, bool) (int, int, int, int)
+	}{{"compactRun", compactRun, compactKey}, {"compactRunWords", compactRunWords, compactKeyWords}}
+	for i := 0; i <= len(d)+1; i++ {
+		for state := 0; state < 4; state++ {
+			for room := 0; room <= 5; room++ {
+				for _, p := range pairs {
+					o := Object{d: d, i: i, begun: state&1 != 0, escaped: state&2 != 0}
+					wo := o
+					got, want := make([]Span, room), make([]Span, room)
+					n, done := p.run(&o, got)
+					wn, wdone := runByKeys(p.key, &wo, want)
+					if n != wn || done != wdone || !slices.Equal(got, want) || o.i != wo.i || o.begun != wo.begun || o.escaped != wo.escaped {
+						t.Fatalf("%s(%q at %d, state %d, room %d) = %d, %v, %v, left %+v; member by member %d, %v, %v, left %+v",
+							p.name, d, i, state, room, n, done, got, o, wn, wdone, want, wo)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestCompactRun: runs of members whose keys and string values cross the sixteen bytes compared
+// at a time, ended by every kind of value and separator compactKey leaves to the general way.
+func TestCompactRun(t *testing.T) {
+	ends := []string{`}`, `,"z":1}`, ` }`, "\t,\"z\":\"v\"}", "\r\n}", ` `, `,"z":{"a":"b"}}`, ` ,"z":"v"}`, `, "z":"v"}`, `,"z" :"v"}`, `,"z": "v"}`,
+		`,"z":"v\"w"}`, `,"z":"é"}`, `,"\u0041":"v"}`, `,"z":"v`, `,"z`, `,`, ``, `}x`, `,"z":null}`, "\x00"}
+	for n := 0; n <= 18; n++ {
+		k := strings.Repeat("k", n)
+		v := strings.Repeat("v", 18-n)
+		for _, end := range ends {
+			for _, in := range []string{
+				`{"` + k + `":"` + v + `"` + end,
+				`{"` + k + `":"` + v + `","a":"","` + v + `":"` + k + `"` + end,
+				`{"a":"b","` + k + `":` + `[1]` + end,
+				`,"` + k + `":"` + v + `","b":"c"` + end,
+			} {
+				checkCompactRun(t, []byte(in))
+				checkCompactRun(t, []byte(in+strings.Repeat(" ", 20)))
+			}
+		}
+	}
+}
+
+// checkMemberRun walks d as an object with MemberRun and with Member: the same members, value
+// ends, errors and end position.
+func checkMemberRun(t *testing.T, d []byte, room int) {
+	t.Helper()
+	or, errr := OpenObject(d, 0)
+	om, _ := OpenObject(d, 0)
+	if errr != nil {
+		return
+	}
+	run := make([]Span, room)
+	var pending []Span
+	closed := false
+	for {
+		var key []byte
+		var v, end int
+		var done bool
+		var err error
+		fromRun := false
+		if len(pending) == 0 && !closed {
+			var n int
+			n, closed = or.MemberRun(run)
+			pending = run[:n]
+		}
+		switch {
+		case len(pending) > 0:
+			s := pending[0]
+			pending = pending[1:]
+			key, v, end, fromRun = d[s.KeyStart:s.KeyEnd], s.Value, s.End, true
+		case closed:
+			done = true
+		default:
+			key, v, end, done, err = or.Member()
+		}
+		km, vm, endm, donem, errm := om.Member()
+		if string(key) != string(km) || v != vm || end != endm || done != donem || (err == nil) != (errm == nil) {
+			t.Fatalf("MemberRun(%d) on %q = %q, %d, %d, %v, %v; Member %q, %d, %d, %v, %v", room, d, key, v, end, done, err, km, vm, endm, donem, errm)
+		}
+		if done || err != nil {
+			if or.Pos() != om.Pos() && err == nil {
+				t.Fatalf("MemberRun(%d) on %q ends at %d, Member at %d", room, d, or.Pos(), om.Pos())
+			}
+			return
+		}
+		if end == 0 {
+			if end, err = SkipValue(d, v); err != nil {
+				return
+			}
+			or.SkipTo(end)
+		} else if !fromRun {
+			or.SkipTo(end)
+		}
+		om.SkipTo(end)
+	}
+}
+
+// TestMemberRun: the objects of TestMember and runs of plain members, read with every room.
+func TestMemberRun(t *testing.T) {
+	var members []string
+	for n := 0; n <= 18; n++ {
+		k := strings.Repeat("k", n)
+		members = append(members, `"`+k+`":"`+strings.Repeat("v", 18-n)+`"`, `"`+k+`":1`, `"`+k+`":{"a":"b"}`,
+			`"`+k+`":"v\"w"`, `"`+k+`":"é"`, `"`+k+`" :"v"`, `"`+k+`": "v"`, `"\u0041`+k+`":"v"`, `"`+k+`":null`,
+			`"`+k+`":"`+k+`"`, `"`+k+`":""`)
+	}
+	for a, m := range members {
+		m2 := members[(a*7+3)%len(members)]
+		m3 := members[(a*13+5)%len(members)]
+		for _, sep := range []string{",", " ,", ", "} {
+			for _, in := range []string{`{` + m + `}`, `{` + m + sep + m2 + `}`, `{` + m + `,` + m2 + sep + m3 + `}`,
+				`{` + m + `,` + m2 + `,` + m3 + `,` + m + `}`, `{` + m + `,` + m2, `{ ` + m + ` }`, `{` + m + `,}`, `{` + m + `}x`} {
+				for room := 1; room <= 3; room++ {
+					checkMemberRun(t, []byte(in), room)
+				}
+			}
+		}
+	}
+}
+
+// FuzzMemberRun checks compactRun and its portable form against member-by-member reads, and
+// MemberRun against Member, on any input.
+func FuzzMemberRun(f *testing.F) {
+	for _, s := range []string{`{"a":"b","c":1,"d":{"e":"f"}}`, `{"id":"bot","name":"Bot","role":"bot"}`, `{ "a" : "b" }`,
+		`{"a":"b\"","c":"é"}`, `,"k":"v"}`, `{"` + strings.Repeat("k", 20) + `":"` + strings.Repeat("v", 20) + `"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, d []byte) {
+		if len(d) > 200 {
+			return
+		}
+		checkCompactRun(t, d)
+		for room := 1; room <= 3; room++ {
+			checkMemberRun(t, d, room)
+		}
+	})
 }

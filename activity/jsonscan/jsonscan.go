@@ -94,6 +94,12 @@ func SkipValue(d []byte, i int) (int, error) {
 		for ; i < len(d); i++ {
 			switch d[i] {
 			case '"':
+				// Most strings end at the first quote or backslash; one that holds an escape is
+				// skipped by skipString.
+				if j := indexQuote(d, i+1); j < len(d) && d[j] == '"' {
+					i = j
+					continue
+				}
 				end, _, err := skipString(d, i)
 				if err != nil {
 					return 0, err
@@ -213,6 +219,20 @@ func (o *Object) Member() (key []byte, value, end int, done bool, err error) {
 	key, value, done, err = o.next()
 	return key, value, 0, done, err
 }
+
+// A Span is one member MemberRun read: the key is d[KeyStart:KeyEnd] and the value starts at
+// d[Value]; End is the index after the value when it is a plain string (as Member's end), else 0.
+type Span struct{ KeyStart, KeyEnd, Value, End int }
+
+// MemberRun is Member for several members in one call, for compact JSON: it reads members into
+// run as Member would return them, up to len(run), and stops after the first whose value is not
+// a plain string (End 0), at the closing brace (done, and Pos is then the index after it), or
+// before a member that is not written compactly (whitespace before it or around its colon, an
+// escaped key), which Member then reads. The Object is left past every value that is a plain
+// string; after a member with End 0, which only the last can be, the caller skips or enters the
+// value and calls SkipTo as after Member. n is 0, and the Object unchanged, when the next member
+// (or brace) is left to Member.
+func (o *Object) MemberRun(run []Span) (n int, done bool) { return compactRun(o, run) }
 
 // next is Next the general way: whitespace, escaped keys, the closing brace and errors.
 func (o *Object) next() (key []byte, value int, done bool, err error) {

@@ -138,6 +138,52 @@ func TestSkipValue(t *testing.T) {
 	}
 }
 
+// bracketSkip is SkipValue's bracket matching with every string skipped by skipString.
+func bracketSkip(d []byte, i int) (int, error) {
+	if i >= len(d) || (d[i] != '{' && d[i] != '[') {
+		return SkipValue(d, i)
+	}
+	depth := 0
+	for ; i < len(d); i++ {
+		switch d[i] {
+		case '"':
+			end, _, err := skipString(d, i)
+			if err != nil {
+				return 0, err
+			}
+			i = end - 1
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth--; depth == 0 {
+				return i + 1, nil
+			}
+		}
+	}
+	return 0, ErrSyntax
+}
+
+// TestSkipValueStrings: objects and arrays whose strings end at their first quote, hold escapes
+// or are cut, skipped from every index as skipString alone skips their strings.
+func TestSkipValueStrings(t *testing.T) {
+	for _, in := range []string{
+		`{"a":"b","c":["d",{"e":"f"}]}`, `{"a\"b":"\\","c":"\"}"}`, `["]","[",{"}":"{"}]`, `{"a":"b`,
+		`{"a":"b\`, `["\\\""]`, `{"` + strings.Repeat("x", 20) + `":"` + strings.Repeat("\\y", 9) + `"}`,
+		`[{"a":"é"},"` + "" + `"]`, `{"a":[}`, `{{"a":"b"}}`,
+	} {
+		for n := 0; n <= len(in); n++ {
+			d := []byte(in[:n])
+			for i := 0; i <= n; i++ {
+				end, err := SkipValue(d, i)
+				wend, werr := bracketSkip(d, i)
+				if end != wend || (err == nil) != (werr == nil) {
+					t.Fatalf("SkipValue(%q, %d) = %d, %v; skipString alone %d, %v", d, i, end, err, wend, werr)
+				}
+			}
+		}
+	}
+}
+
 type member struct{ Key, Val string }
 
 // walkStrict reads the object d as a reader that enters it does: Object with SkipValueStrict.
