@@ -376,6 +376,9 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 		a.Attachments = oneAttachment
 	}
 	r.cidRef, _ = r.strOf(cd.cid, strCid)
+	if mem.idsRead != nil {
+		mem.idsRead(r)
+	}
 	switch {
 	case !hasFrom:
 		r.role = "channel"
@@ -703,6 +706,9 @@ type decodeArenas struct {
 	// ents keeps the room act.Entities grew to across activities without entities.
 	ents  []json.RawMessage
 	cdMap map[string]json.RawMessage
+	// idsRead, when set, is called as soon as a record's id and clientActivityID are read,
+	// before the rest of the activity is (gen-c starts loading what it will look them up in).
+	idsRead func(r *record)
 }
 
 func isJSONNull(raw json.RawMessage) bool {
