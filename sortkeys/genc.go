@@ -36,10 +36,13 @@ type session struct {
 // part is one entry of a HowTo grouping's part list: a plain activity or a livestream session.
 type part struct {
 	kind unitKind
-	lid  int
-	sid  string
-	ts   jsNum
-	pos  *float64
+	// hasPos says the part has a position, pos: kept in the part rather than behind a pointer,
+	// so that placing a new part reads the part list and nothing else.
+	hasPos bool
+	lid    int
+	sid    string
+	ts     jsNum
+	pos    float64
 }
 
 type grouping struct {
@@ -97,25 +100,29 @@ type local struct {
 	links int32
 }
 
-// link is one session or grouping a local id was upserted into, for delete; next chains the
+// link is one session or grouping a local id was upserted into, for delete: its index in
+// sessionList or groupList. An index is never reused, and a session or grouping is deleted only
+// once every local id linked to it is, so the index names what its id would. next chains the
 // local id's links in the order they were made (0: the last). The links of every local id share
-// one slice: no allocation per local id.
+// one slice, which holds no pointer: no allocation per local id, nothing for the garbage
+// collector to scan.
 type link struct {
-	id    string
+	idx   int32
 	group bool
 	next  int32
 }
 
-// addLink notes that the local id whose entry is lc joined the session (or grouping) id, once.
-func (g *genC) addLink(lc *local, id string, group bool) {
+// addLink notes that the local id whose entry is lc joined the session (or grouping) of index
+// idx, once.
+func (g *genC) addLink(lc *local, idx int, group bool) {
 	prev := int32(0)
 	for i := lc.links; i != 0; i = g.links[i].next {
-		if g.links[i].group == group && g.links[i].id == id {
+		if g.links[i].group == group && int(g.links[i].idx) == idx {
 			return
 		}
 		prev = i
 	}
-	g.links = append(g.links, link{id: id, group: group})
+	g.links = append(g.links, link{idx: int32(idx), group: group})
 	i := int32(len(g.links) - 1)
 	if prev == 0 {
 		lc.links = i
@@ -124,12 +131,12 @@ func (g *genC) addLink(lc *local, id string, group bool) {
 	}
 }
 
-// linked lists lid's sessions or groupings, in the order they were linked.
-func (g *genC) linked(lid int, group bool) []string {
-	var out []string
+// linked lists the indices of lid's sessions or groupings, in the order they were linked.
+func (g *genC) linked(lid int, group bool) []int {
+	var out []int
 	for i := g.loc(lid).links; i != 0; i = g.links[i].next {
 		if g.links[i].group == group {
-			out = append(out, g.links[i].id)
+			out = append(out, int(g.links[i].idx))
 		}
 	}
 	return out
@@ -153,6 +160,20 @@ func (g *genC) newLid() int {
 
 // act is activityMap.get(lid).
 func (g *genC) act(lid int) *record { return g.loc(lid).rec }
+
+// prefetch starts loading the id-table slots that delivering r will probe for its id and
+// clientActivityID, as soon as decoding has read them: in a long replay each is likely a cache
+// miss, and started then they arrive while the rest of the activity is read, and together
+// instead of one after the other. (The session's slot is started once the livestream reader has
+// run, in state.decode.)
+func (g *genC) prefetch(r *record) {
+	if id := r.id(); id != "" {
+		g.idMap.prefetch(id)
+	}
+	if cid := r.cid(); cid != "" {
+		g.cidMap.prefetch(cid)
+	}
+}
 
 // incoming is DIRECT_LINE/INCOMING_ACTIVITY (createGroupedActivitiesReducer.ts).
 func (g *genC) incoming(r *record) {
@@ -217,8 +238,14 @@ func (g *genC) upsert(r *record) {
 		if s = g.session(ls.SessionID); s != nil && s.finalized {
 			return // sealed: later activities for a concluded session are dropped
 		}
+		if s != nil && s.u != nil {
+			prefetchLeaf(s.u) // repositioned at the end
+		}
 	}
 	lc := g.loc(r.lid)
+	if lc.plain != nil {
+		prefetchLeaf(lc.plain) // a revision: repositioned or refreshed at the end
+	}
 	lc.rec = r
 	if r.id() != "" {
 		g.idMap.set(r.id(), r.lid)
@@ -245,12 +272,15 @@ func (g *genC) upsert(r *record) {
 		if s.finalized || first {
 			s.ts = r.ts
 		}
-		g.addLink(lc, sid, false)
+		g.addLink(lc, s.idx, false)
 		kind, ts, key = unitSession, s.ts, sid
 		r.unitPrefix, r.unitKey = unitLivestream, sid
 	}
 	if gid, pos, ok := g.partGrouping(r); ok {
 		gr = g.grouping(gid)
+		if gr != nil && gr.u != nil {
+			prefetchLeaf(gr.u) // repositioned at the end
+		}
 		if gr == nil {
 			gr = &grouping{idx: len(g.groupList)}
 			g.groupList = append(g.groupList, gr)
@@ -265,7 +295,10 @@ func (g *genC) upsert(r *record) {
 				break
 			}
 		}
-		np := part{kind: kind, lid: r.lid, sid: key, ts: ts, pos: pos}
+		np := part{kind: kind, lid: r.lid, sid: key, ts: ts}
+		if pos != nil {
+			np.hasPos, np.pos = true, *pos
+		}
 		if existing >= 0 && pos == nil {
 			gr.parts[existing] = np
 		} else {
@@ -274,7 +307,7 @@ func (g *genC) upsert(r *record) {
 			}
 			at := len(gr.parts)
 			for i, p := range gr.parts {
-				if p.pos != nil && pos != nil && *p.pos-*pos > 0 {
+				if p.hasPos && pos != nil && p.pos-*pos > 0 {
 					at = i
 					break
 				}
@@ -289,7 +322,7 @@ func (g *genC) upsert(r *record) {
 			gr.ts = partListTimestamp(gr.parts)
 		}
 		if !isLS {
-			g.addLink(lc, gid, true)
+			g.addLink(lc, gr.idx, true)
 		}
 		kind, ts = unitGrouping, gr.ts
 		r.unitPrefix, r.unitKey = unitHowTo, gid
@@ -468,8 +501,8 @@ func (g *genC) delete(id string) {
 	g.loc(lid).rec = nil
 	g.idMap.deleteLid(lid)
 	g.cidMap.deleteLid(lid)
-	for _, gid := range g.linked(lid, true) {
-		gr := g.grouping(gid)
+	for _, gi := range g.linked(lid, true) {
+		gr := g.groupList[gi]
 		if gr == nil {
 			continue
 		}
@@ -498,11 +531,12 @@ func (g *genC) delete(id string) {
 			}
 		}
 	}
-	for _, sid := range g.linked(lid, false) {
-		s := g.session(sid)
+	for _, si := range g.linked(lid, false) {
+		s := g.sessionList[si]
 		if s == nil {
 			continue
 		}
+		sid := s.sid
 		idx := -1
 		for i, e := range s.entries {
 			if e.lid == lid {

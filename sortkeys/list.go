@@ -1,6 +1,9 @@
 package sortkeys
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
 // unitKind says what a main-list entry stands for (WEBCHAT-ORDERING §4.1 sortedChatHistoryList).
 type unitKind uint8
@@ -181,6 +184,21 @@ func unitSlot(u *unit) int {
 		}
 	}
 	panic("sortkeys: unit not in its leaf")
+}
+
+// prefetchLeaf starts loading the lines of u's leaf that repositioning u reads first (the
+// header, u's entry among the units, its search keys), so that a caller who knows u well before
+// it repositions it does not wait for them then. u.leaf nil (out of the list, or a list that is
+// not a B-tree) asks for nothing.
+func prefetchLeaf(u *unit) {
+	nd := u.leaf
+	if nd == nil {
+		return
+	}
+	j := u.slot % bmax // a hint, always in range
+	prefetch(unsafe.Pointer(nd))
+	prefetch(unsafe.Pointer(&nd.units[j]))
+	prefetch(unsafe.Pointer(&nd.ts[j]))
 }
 
 // openAt shifts entries j… of nd one place right.

@@ -419,6 +419,9 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 		// Absent, clientActivityID reads as "" (the zero strRef).
 		r.cidRef, _ = r.strOf(cd.cid, strCid)
 	}
+	if mem.idsRead != nil {
+		mem.idsRead(r)
+	}
 	switch {
 	case !hasFrom:
 		r.role = "channel"
@@ -902,6 +905,9 @@ type decodeArenas struct {
 	cdMap map[string]json.RawMessage
 	// cdMapKeys says which members besides streamType cdMap may hold.
 	cdMapKeys uint8
+	// idsRead, when set, is called as soon as a record's id and clientActivityID are read,
+	// before the rest of the activity is (gen-c starts loading what it will look them up in).
+	idsRead func(r *record)
 }
 
 func isJSONNull(raw json.RawMessage) bool {

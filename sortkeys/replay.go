@@ -63,6 +63,7 @@ func newReplayWith(opts Options, newList func() unitList) *Replay {
 	default:
 		st.c = newGenC(newList())
 		st.eng = st.c
+		st.mem.idsRead = st.c.prefetch
 	}
 	return &Replay{st: st}
 }
@@ -146,6 +147,9 @@ func (st *state) decode(raw json.RawMessage, index int) (*record, error) {
 	rec, err := decodeRecord(raw, st.opts.UserID, &st.mem)
 	if err != nil {
 		return nil, err
+	}
+	if st.c != nil && rec.ls != nil {
+		st.c.sessionIDs.prefetch(rec.ls.SessionID)
 	}
 	rec.arrival = index
 	rec.rev = st.nextRev()
