@@ -905,8 +905,9 @@ type decodeArenas struct {
 	cdMap map[string]json.RawMessage
 	// cdMapKeys says which members besides streamType cdMap may hold.
 	cdMapKeys uint8
-	// idsRead, when set, is called as soon as a record's id and clientActivityID are read,
-	// before the rest of the activity is (gen-c starts loading what it will look them up in).
+	// idsRead, when set, is called once a record's id and clientActivityID are read, before
+	// its role, timestamps and livestream metadata are (gen-c starts loading the id-table slots
+	// it will look them up in).
 	idsRead func(r *record)
 }
 
