@@ -568,10 +568,6 @@ func fromMembers(d []byte, i int, fromID *[]byte, fromRole *string) (end int, ok
 // scanChannelData reads the channelData members the model needs from the value at d[i]; the raw
 // object is kept when the value is an object.
 func scanChannelData(d []byte, i int, cd *channelData) (int, error) {
-	if end, ok := enterChannelData(d, i, cd); ok {
-		cd.raw = d[i:end]
-		return end, nil
-	}
 	end, err := enterObject(d, i, cd.set)
 	if err == nil {
 		cd.raw = d[i:end]
@@ -584,37 +580,6 @@ func scanChannelData(d []byte, i int, cd *channelData) (int, error) {
 		cd.raw = d[i:end]
 	}
 	return end, nil
-}
-
-// enterChannelData is enterObject(d, i, cd.set) for channelData whose members MemberRun reads:
-// ok is false where Member would read the general way, or on any error (cd may then hold some
-// of the members, which the general read sets again in the same order).
-func enterChannelData(d []byte, i int, cd *channelData) (end int, ok bool) {
-	o, err := jsonscan.OpenObject(d, i)
-	if err != nil {
-		return 0, false
-	}
-	var run [4]jsonscan.Span
-	for {
-		n, done := o.MemberRun(run[:])
-		if n == 0 && !done {
-			return 0, false
-		}
-		for _, m := range run[:n] {
-			vend := m.End
-			if vend == 0 {
-				// The last of the run.
-				if vend, err = jsonscan.SkipValueStrict(d, m.Value); err != nil {
-					return 0, false
-				}
-				o.SkipTo(vend)
-			}
-			cd.set(d[m.KeyStart:m.KeyEnd], d[m.Value:vend])
-		}
-		if done {
-			return o.Pos(), true
-		}
-	}
 }
 
 // set keeps the channelData member k if the model reads it.
