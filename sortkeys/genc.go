@@ -278,13 +278,12 @@ func (g *genC) upsert(r *record) {
 	}
 	if gid, pos, ok := g.partGrouping(r); ok {
 		gr = g.grouping(gid)
-		if gr != nil && gr.u != nil {
-			prefetchLeaf(gr.u) // repositioned at the end
-		}
 		if gr == nil {
 			gr = &grouping{idx: len(g.groupList)}
 			g.groupList = append(g.groupList, gr)
 			gr.id = g.groupIDs.set(gid, gr.idx)
+		} else if gr.u != nil {
+			prefetchLeaf(gr.u) // repositioned at the end
 		}
 		gid = gr.id
 		existing := -1
