@@ -389,10 +389,10 @@ rkfound:
 
 	// The member is read, its value is not a string: run[n] = {R8, R9, AX, 0}, and the caller
 	// skips or enters the value.
-	MOVQ R8, 0(R10)
-	MOVQ R9, 8(R10)
-	MOVQ AX, 16(R10)
-	ADDQ $32, R10
+	MOVQ R8, Span_KeyStart(R10)
+	MOVQ R9, Span_KeyEnd(R10)
+	MOVQ AX, Span_Value(R10)
+	ADDQ $Span__size, R10
 	INCQ R12
 	MOVQ AX, R13
 	JMP  rvstop
@@ -400,10 +400,10 @@ rkfound:
 rstring:
 	// The member is read: run[n] = {R8, R9, AX, end}, R10 moves on to run[n+1], and the end is
 	// written once the string is found plain (rvstop writes 0 otherwise).
-	MOVQ R8, 0(R10)
-	MOVQ R9, 8(R10)
-	MOVQ AX, 16(R10)
-	ADDQ $32, R10
+	MOVQ R8, Span_KeyStart(R10)
+	MOVQ R9, Span_KeyEnd(R10)
+	MOVQ AX, Span_Value(R10)
+	ADDQ $Span__size, R10
 	INCQ R12
 	MOVQ AX, R13 // a value that is not a plain string: the caller skips or enters it
 	INCQ AX
@@ -436,7 +436,7 @@ rvfound:
 	CMPB (SI)(AX*1), $0x22
 	JNE  rvstop // not a plain string: skipped the general way
 	INCQ AX
-	MOVQ AX, -8(R10) // the member's End
+	MOVQ AX, (Span_End-Span__size)(R10) // the member's End
 	JMP  rmember
 
 rstop:
@@ -464,7 +464,7 @@ rnext:
 
 rvstop:
 	// o resumes at the value the caller skips or enters, which is not whitespace.
-	MOVQ $0, -8(R10)
+	MOVQ $0, (Span_End-Span__size)(R10)
 	MOVQ R12, n+32(FP)
 
 rset:
