@@ -53,10 +53,8 @@ func decodeRecordByMembers(raw json.RawMessage, userID string, mem *decodeArenas
 				r.textKind, r.hasText = textString, s != ""
 			}
 		case "timestamp":
-			r.hasTimestamp, r.tsDate = true, jsDateValue(v)
-			if v[0] == '"' {
-				tsString = true
-			}
+			// A repeated member: the last one is the activity's, string or not.
+			r.hasTimestamp, r.tsDate, tsString = true, jsDateValue(v), v[0] == '"'
 		case "localTimestamp":
 			r.lts = num(jsDateValue(v))
 		case "replyToId":
