@@ -49,7 +49,8 @@ func height(r *Replay) float64 {
 // order once. The 10k and 100k logs are prefixes of the 1M log, generated before the timer
 // starts (one size at a time); decoding the activities is part of the replay. Besides wall time
 // it reports the process's CPU time per event (cpu-ns/event), which waiting for a shared
-// machine's cores does not inflate.
+// machine's cores does not inflate, and the page faults per event (faults/event): first touches
+// of memory the kernel hands the process, which BenchmarkFreshPages prices.
 func BenchmarkReplay(b *testing.B) {
 	for _, c := range []struct {
 		name string
@@ -65,6 +66,7 @@ func BenchmarkReplay(b *testing.B) {
 				b.ReportAllocs()
 				var r *Replay
 				cpu0, cpuOK := processCPU()
+				faults0, faultsOK := processFaults()
 				for b.Loop() {
 					r = New(Options{Profile: p, UserID: "u-user"})
 					for _, ev := range events {
@@ -79,6 +81,9 @@ func BenchmarkReplay(b *testing.B) {
 				perEvent := float64(b.N) * float64(len(events))
 				if cpu1, ok := processCPU(); ok && cpuOK {
 					b.ReportMetric(float64(cpu1-cpu0)/perEvent, "cpu-ns/event")
+				}
+				if faults1, ok := processFaults(); ok && faultsOK {
+					b.ReportMetric(float64(faults1-faults0)/perEvent, "faults/event")
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/perEvent, "ns/event")
 				b.ReportMetric(height(r), "height")
