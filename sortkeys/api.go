@@ -140,8 +140,8 @@ type Replay struct {
 func New(opts Options) *Replay { return newReplay(opts) }
 
 // Apply applies one event. It returns an error only for unusable input (an activity that is not
-// a JSON object, an unknown op, a fulfilled event without clientActivityID); the state is then
-// unchanged. The Replay keeps ev.Activity (Item.Activity hands it back) and reads ids from its
+// a JSON object, an unknown op, a fulfilled event without clientActivityID) and, after
+// math.MaxInt32 events, ErrLogTooLong; the state is then unchanged. The Replay keeps ev.Activity (Item.Activity hands it back) and reads ids from its
 // bytes in place: the caller must not modify them afterwards.
 func (r *Replay) Apply(ev Event) error { return r.apply(ev) }
 

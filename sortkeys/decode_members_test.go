@@ -41,7 +41,8 @@ func decodeRecordByMembers(raw json.RawMessage, userID string, mem *decodeArenas
 		}
 		switch string(key) {
 		case "type":
-			r.typ, _ = internedOf(v)
+			typ, _ := internedOf(v)
+			r.setType(typ)
 		case "id":
 			r.idRef, r.idIsString = r.strOf(v, strID)
 		case "text":
@@ -56,7 +57,7 @@ func decodeRecordByMembers(raw json.RawMessage, userID string, mem *decodeArenas
 			// A repeated member: the last one is the activity's, string or not.
 			r.hasTimestamp, r.tsDate, tsString = true, jsDateValue(v), v[0] == '"'
 		case "localTimestamp":
-			r.lts = num(jsDateValue(v))
+			r.ltsDef, r.ltsV = true, jsDateValue(v)
 		case "replyToId":
 			r.replyRef, _ = r.strOf(v, strReplyTo)
 		case "from":
@@ -118,23 +119,23 @@ func decodeRecordByMembers(raw json.RawMessage, userID string, mem *decodeArenas
 	if r.entEnd == 0 {
 		a.Entities = nil
 	}
-	a.Type, a.ID = r.typ, r.id()
+	a.Type, a.ID = r.typ(), r.id()
 	if r.hasAttachments {
 		a.Attachments = oneAttachment
 	}
 	r.cidRef, _ = r.strOf(cd.cid, strCid)
 	switch {
 	case !hasFrom:
-		r.role = "channel"
+		r.setRole("channel")
 	case fromRole != "":
-		r.role = fromRole
+		r.setRole(fromRole)
 	default:
-		r.role = roleOf(fromID, userID)
+		r.setRole(roleOf(fromID, userID))
 	}
 	if seq, ok := jsonNumber(cd.seqID); ok {
-		r.ts = num(seq)
+		r.tsDef, r.tsV = true, seq
 	} else if tsString {
-		r.ts = num(r.tsDate)
+		r.tsDef, r.tsV = true, r.tsDate
 	}
 	r.postBack = truthy(cd.postBack)
 	if truthy(cd.messageBack) {

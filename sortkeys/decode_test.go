@@ -44,9 +44,9 @@ func fmtJSNum(n jsNum) string { return fmtNum(n.def, n.v) }
 
 // viewOfRecord reads a record as the replay does right after decoding it.
 func viewOfRecord(r *record) decodeView {
-	v := decodeView{Typ: r.typ, ID: r.id(), ReplyToID: r.replyToID(), Cid: r.cid(), Role: r.role,
+	v := decodeView{Typ: r.typ(), ID: r.id(), ReplyToID: r.replyToID(), Cid: r.cid(), Role: r.role(),
 		IDIsString: r.idIsString, HasText: r.hasText, HasAttachments: r.hasAttachments, HasTS: r.hasTimestamp,
-		TextKind: r.textKind, Ts: fmtJSNum(r.ts), Lts: fmtJSNum(r.lts),
+		TextKind: r.textKind, Ts: fmtJSNum(r.ts()), Lts: fmtJSNum(r.lts()),
 		PostBack: r.postBack, MessageBackHidden: r.messageBackHidden, Entities: string(r.rawEntities()),
 		Livestream: r.ls, SeqID: string(r.cd.seqID), StreamID: string(r.cd.streamID),
 		StreamSequence: string(r.cd.streamSequence), EntityPartOf: string(r.cd.entityPartOf),

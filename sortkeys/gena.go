@@ -48,7 +48,7 @@ type genAB struct {
 	// reorders the units it holds, so the head only changes when a member arrives before it or
 	// the head itself leaves.
 	heads   map[string]*unit
-	nextLid int
+	nextLid int32
 	units   arena[unit]
 	// beforeAfter and insertAt are the indexed searches; the tests swap in literal scans.
 	beforeAfter func(key string, group map[*unit]struct{}, matches, isBefore func(*unit) bool) (before, after *unit)
@@ -136,7 +136,7 @@ func (g *genAB) prepare(r *record) {
 	r.lid = g.nextLid
 	r.ab = &abInfo{}
 	cd := r.cd
-	if r.typ == activity.TypeTyping {
+	if r.typ() == activity.TypeTyping {
 		r.ab.streamKey = strictKey(cd.streamID)
 		r.ab.streamSeq = toNumber(cd.streamSequence)
 	}
@@ -178,12 +178,12 @@ func (g *genAB) patch(r *record) {
 			matches = func(x *unit) bool { return x.rec.ab.isLS && x.rec.ab.ls.sessionID == r.ab.ls.sessionID }
 			isBefore = func(x *unit) bool { return x.rec.ab.ls.seq < r.ab.ls.seq }
 		}
-	} else if r.textKind == textString && r.typ == activity.TypeTyping {
+	} else if r.textKind == textString && r.typ() == activity.TypeTyping {
 		if s, ok := jsonNumber(r.cd.streamSequence); ok && r.ab.streamKey != "" {
 			key = r.ab.streamKey
 			group = g.byStream[key]
 			matches = func(x *unit) bool {
-				return x.rec.typ == activity.TypeTyping && x.rec.ab.streamKey == r.ab.streamKey
+				return x.rec.typ() == activity.TypeTyping && x.rec.ab.streamKey == r.ab.streamKey
 			}
 			isBefore = func(x *unit) bool { return x.rec.ab.streamSeq < s }
 		}
@@ -308,7 +308,7 @@ func (g *genAB) insertionIndex(r *record) int {
 
 func (g *genAB) incoming(r *record) {
 	g.prepare(r)
-	if r.role == activity.RoleUser {
+	if r.role() == activity.RoleUser {
 		for _, m := range []map[*unit]struct{}{g.byCid[r.cid()], g.byID[r.id()]} {
 			for u := range m {
 				r.pending = u.rec.pending

@@ -27,7 +27,7 @@ func genBLivestream(r *record) (bLivestream, bool) {
 	if r.textKind == textOther {
 		return bLivestream{}, false
 	}
-	typ := r.typ
+	typ := r.typ()
 	shapes := []struct {
 		actType, streamType string
 		final, emptyText    bool

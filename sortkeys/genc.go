@@ -150,12 +150,14 @@ func (g *genC) loc(lid int) *local {
 	return &g.locals[l/localChunk][l%localChunk]
 }
 
-func (g *genC) newLid() int {
+// newLid returns a new local id for a record: there are at most as many as revisions, which
+// Replay.apply keeps within int32.
+func (g *genC) newLid() int32 {
 	if g.nLocals%localChunk == 0 {
 		g.locals = append(g.locals, make([]local, localChunk))
 	}
 	g.nLocals++
-	return g.nLocals - 1
+	return int32(g.nLocals - 1)
 }
 
 // act is activityMap.get(lid).
@@ -177,7 +179,7 @@ func (g *genC) prefetch(r *record) {
 
 // incoming is DIRECT_LINE/INCOMING_ACTIVITY (createGroupedActivitiesReducer.ts).
 func (g *genC) incoming(r *record) {
-	if r.role == activity.RoleUser {
+	if r.role() == activity.RoleUser {
 		lid, ok := -1, false
 		if r.cid() != "" {
 			lid, ok = g.cidMap.get(r.cid())
@@ -186,7 +188,7 @@ func (g *genC) incoming(r *record) {
 		}
 		if ok {
 			if prev := g.act(lid); prev != nil {
-				r.lid = lid
+				r.lid = int32(lid)
 				r.pending = prev.pending
 				g.upsert(r)
 				return
@@ -197,7 +199,7 @@ func (g *genC) incoming(r *record) {
 		return
 	}
 	if lid, ok := g.idMap.get(r.id()); ok && r.id() != "" && g.act(lid) != nil {
-		r.lid = lid
+		r.lid = int32(lid)
 	} else {
 		// An id-less activity gets a random id in Web Chat, hence its own unit.
 		r.lid = g.newLid()
@@ -218,14 +220,14 @@ func (g *genC) fulfilled(cid string, echo *record) {
 	if !ok || g.act(lid) == nil {
 		return
 	}
-	echo.lid = lid
+	echo.lid = int32(lid)
 	echo.pending = false
 	g.upsert(echo)
 }
 
 func (g *genC) upsert(r *record) {
 	// kind and ts are what the revision's main-list unit will be and hold.
-	kind, ts := unitActivity, r.ts
+	kind, ts := unitActivity, r.ts()
 	// key is the session's id for a session entry (a part's sid).
 	key := ""
 	isLS := r.ls != nil
@@ -242,16 +244,16 @@ func (g *genC) upsert(r *record) {
 			prefetchLeaf(s.u) // repositioned at the end
 		}
 	}
-	lc := g.loc(r.lid)
+	lc := g.loc(int(r.lid))
 	if lc.plain != nil {
 		prefetchLeaf(lc.plain) // a revision: repositioned or refreshed at the end
 	}
 	lc.rec = r
 	if r.id() != "" {
-		g.idMap.set(r.id(), r.lid)
+		g.idMap.set(r.id(), int(r.lid))
 	}
 	if r.cid() != "" {
-		g.cidMap.set(r.cid(), r.lid)
+		g.cidMap.set(r.cid(), int(r.lid))
 	}
 	r.unitPrefix, r.unitKey = unitNone, ""
 	var gr *grouping
@@ -267,10 +269,10 @@ func (g *genC) upsert(r *record) {
 		i := sort.Search(len(s.entries), func(i int) bool { return s.entries[i].seq > ls.Sequence })
 		s.entries = append(s.entries, sessionEntry{})
 		copy(s.entries[i+1:], s.entries[i:])
-		s.entries[i] = sessionEntry{lid: r.lid, ts: r.ts, seq: ls.Sequence}
+		s.entries[i] = sessionEntry{lid: int(r.lid), ts: r.ts(), seq: ls.Sequence}
 		s.finalized = ls.Kind == activity.LivestreamFinal
 		if s.finalized || first {
-			s.ts = r.ts
+			s.ts = r.ts()
 		}
 		g.addLink(lc, s.idx, false)
 		kind, ts, key = unitSession, s.ts, sid
@@ -289,12 +291,12 @@ func (g *genC) upsert(r *record) {
 		existing := -1
 		for i, p := range gr.parts {
 			if (isLS && p.kind == unitSession && p.sid == key) ||
-				(!isLS && p.kind == unitActivity && p.lid == r.lid) {
+				(!isLS && p.kind == unitActivity && p.lid == int(r.lid)) {
 				existing = i
 				break
 			}
 		}
-		np := part{kind: kind, lid: r.lid, sid: key, ts: ts}
+		np := part{kind: kind, lid: int(r.lid), sid: key, ts: ts}
 		if pos != nil {
 			np.hasPos, np.pos = true, *pos
 		}
@@ -335,7 +337,7 @@ func (g *genC) upsert(r *record) {
 		u = lc.plain
 		if u == nil {
 			u, fresh = g.newUnit(), true
-			u.kind, u.lid = unitActivity, int32(r.lid)
+			u.kind, u.lid = unitActivity, r.lid
 			lc.plain = u
 		}
 		u.rec = r
@@ -357,14 +359,14 @@ func (g *genC) upsert(r *record) {
 	wasTs, wasLts := u.ts, u.lts
 	u.ts = ts
 	if kind == unitActivity {
-		u.lts = r.lts
+		u.lts = r.lts()
 	}
 	if kind != unitActivity {
 		// A plain unit left behind for this local id (an activity that later joined a session or
 		// a grouping) compares by the current revision's localTimestamp.
 		if pu := lc.plain; pu != nil {
 			pu.rec = r
-			pu.lts = r.lts
+			pu.lts = r.lts()
 			g.list.Refresh(pu)
 		}
 	}
@@ -486,9 +488,9 @@ func (g *genC) delete(id string) {
 	uiBefore := g.uiList()
 	anchor := -1
 	for i, r := range uiBefore {
-		if !r.ghost && r.lid == lid {
+		if !r.ghost && int(r.lid) == lid {
 			if i > 0 {
-				anchor = uiBefore[i-1].lid
+				anchor = int(uiBefore[i-1].lid)
 			}
 			break
 		}
@@ -659,13 +661,13 @@ func (g *genC) uiList() []*record {
 		done[anchor] = true
 		for _, gr := range g.ghosts[anchor] {
 			out = append(out, gr)
-			emitGhosts(gr.lid)
+			emitGhosts(int(gr.lid))
 		}
 	}
 	emitGhosts(-1)
 	g.each(func(r *record) bool {
 		out = append(out, r)
-		emitGhosts(r.lid)
+		emitGhosts(int(r.lid))
 		return true
 	})
 	return out

@@ -16,14 +16,11 @@ import (
 
 // record is one stored revision of an activity. It keeps only what the reducers and the
 // renderer read after the event that delivered it; what the entity readers need is rebuilt from
-// raw on the rare occasions they run later.
+// raw on the rare occasions they run later. A long replay keeps one per event, and its speed is
+// bound by the memory they take: the members are as narrow as the replay allows (see
+// ErrLogTooLong) and ordered widest first, so that there is no padding between them.
 type record struct {
-	// lid is the local id Web Chat keeps across revisions (gen-c) or a unique revision number.
-	lid int
-	// rev numbers revisions uniquely; the keys walk uses it as the revision's identity.
-	rev     int
-	arrival int
-	raw     json.RawMessage
+	raw json.RawMessage
 	// act is what the activity package's livestream and part-grouping readers look at. It lives
 	// in scratch storage that the next decode reuses, so it is valid only while the event that
 	// delivered the record is applied (or while the record is held); nil afterwards.
@@ -31,13 +28,9 @@ type record struct {
 	// cd holds the channelData members the reducers read; like act it is scratch storage, dropped
 	// once the event that delivered the record has been applied.
 	cd *channelData
-	// typ is the type member (common values share one string).
-	typ, role string
-	// id, clientActivityID (channelData) and replyToId, read through id(), cid() and
-	// replyToID(): they are views of raw, which hold no pointer for the garbage collector to
-	// follow, or, for a string with escapes, its decoded value in ext.
-	idRef, cidRef, replyRef strRef
-	ext                     *recordStrings
+	// ext holds the strings that are neither views of raw nor common values (see strRef and
+	// valueCode).
+	ext *recordStrings
 	// ls is the livestream metadata (activity.Livestream), read once; nil when the activity is
 	// not part of a livestream.
 	ls *activity.Livestream
@@ -48,18 +41,30 @@ type record struct {
 	unitKey string
 	// tsDate is +new Date(timestamp).
 	tsDate float64
-	// ts is the gen-c logical timestamp: a numeric webchat:sequence-id, else Date.parse of a
-	// string timestamp, else undefined.
-	ts jsNum
-	// lts is +new Date(localTimestamp), undefined when the member is absent.
-	lts jsNum
+	// tsV and tsDef are ts(), the gen-c logical timestamp: a numeric webchat:sequence-id, else
+	// Date.parse of a string timestamp, else undefined.
+	tsV float64
+	// ltsV and ltsDef are lts(), +new Date(localTimestamp), undefined when the member is absent.
+	ltsV float64
 	// seq is the gen-a/gen-b webchat:sequence-id after Web Chat filled it in.
 	seq float64
+	// lid is the local id Web Chat keeps across revisions (gen-c) or a unique revision number.
+	lid int32
+	// rev numbers revisions uniquely; the keys walk uses it as the revision's identity.
+	rev     int32
+	arrival int32
+	// id, clientActivityID (channelData) and replyToId, read through id(), cid() and
+	// replyToID(): they are views of raw, which hold no pointer for the garbage collector to
+	// follow, or, for a string with escapes, its decoded value in ext.
+	idRef, cidRef, replyRef strRef
 	// entStart and entEnd locate the entities member as delivered in raw (entEnd 0: absent).
 	entStart, entEnd int32
 	// Interned id, clientActivityID and session id for the keys walk.
 	idSym, cidSym, sidSym int32
-	unitPrefix            unitPrefix
+	// typCode and roleCode are the type member and the role, read through typ() and role().
+	typCode, roleCode valueCode
+	unitPrefix        unitPrefix
+	tsDef, ltsDef     bool
 	// idIsString and textKind say how id and text were sent (JavaScript typeof checks); hasText
 	// is a non-empty string text; hasAttachments a non-empty attachments array; hasTimestamp is
 	// timestamp's presence.
@@ -82,17 +87,23 @@ type record struct {
 	ghost bool
 }
 
+func (r *record) ts() jsNum  { return jsNum{def: r.tsDef, v: r.tsV} }
+func (r *record) lts() jsNum { return jsNum{def: r.ltsDef, v: r.ltsV} }
+
 // A strRef is a string member of a record: raw[off:off+n], or ext's string when n < 0.
 type strRef struct{ off, n int32 }
 
 // recordStrings holds the string members that are not views of raw (they held escapes), by
-// strID, strCid and strReplyTo.
-type recordStrings [3]string
+// strID, strCid and strReplyTo, and the type and role when they are not common values, by strType
+// and strRole.
+type recordStrings [5]string
 
 const (
 	strID = iota
 	strCid
 	strReplyTo
+	strType
+	strRole
 )
 
 func (r *record) str(ref strRef, which int) string {
@@ -108,6 +119,32 @@ func (r *record) str(ref strRef, which int) string {
 func (r *record) id() string        { return r.str(r.idRef, strID) }
 func (r *record) cid() string       { return r.str(r.cidRef, strCid) }
 func (r *record) replyToID() string { return r.str(r.replyRef, strReplyTo) }
+
+func (r *record) typ() string  { return r.value(r.typCode, strType) }
+func (r *record) role() string { return r.value(r.roleCode, strRole) }
+
+func (r *record) setType(s string) { r.typCode = r.code(s, strType) }
+func (r *record) setRole(s string) { r.roleCode = r.code(s, strRole) }
+
+func (r *record) value(c valueCode, which int) string {
+	if c == valueOther {
+		return r.ext[which]
+	}
+	return commonValues[c]
+}
+
+// code returns s's code, keeping s in ext as the string member which when it is not a common
+// value.
+func (r *record) code(s string, which int) valueCode {
+	c := codeOf(s)
+	if c == valueOther {
+		if r.ext == nil {
+			r.ext = new(recordStrings)
+		}
+		r.ext[which] = s
+	}
+	return c
+}
 
 // strOf reads the JSON value v, a slice of raw, as the string member which; ok is false when v is
 // not a string (the member then reads as ""). A string without escapes is kept as a view of raw
@@ -212,7 +249,7 @@ func (r *record) ui() (sid string, shown bool) {
 
 func (r *record) item() Item {
 	return Item{Name: r.name(), ID: r.id(), ClientActivityID: r.cid(), Pending: r.pending,
-		Activity: r.raw, Arrival: r.arrival, Unit: unitPrefixes[r.unitPrefix] + r.unitKey}
+		Activity: r.raw, Arrival: int(r.arrival), Unit: unitPrefixes[r.unitPrefix] + r.unitKey}
 }
 
 // ErrNotObject is returned by Apply when an event's activity is not a JSON object.
@@ -291,7 +328,8 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 			// The value is sliced only for the members read.
 			switch string(key) {
 			case "type":
-				r.typ, _ = internedOf(t[i:vend])
+				typ, _ := internedOf(t[i:vend])
+				r.setType(typ)
 			case "id":
 				if len(raw) <= math.MaxInt32 {
 					r.idRef, r.idIsString = strRef{off: int32(base - cap(t) + i + 1), n: int32(vend - i - 2)}, true
@@ -310,7 +348,7 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 				}
 				r.hasTimestamp, r.tsDate, tsString = true, ts, true
 			case "localTimestamp":
-				r.lts = num(parseDate(t[i+1 : vend-1]))
+				r.ltsDef, r.ltsV = true, parseDate(t[i+1:vend-1])
 			case "replyToId":
 				if len(raw) <= math.MaxInt32 {
 					r.replyRef = strRef{off: int32(base - cap(t) + i + 1), n: int32(vend - i - 2)}
@@ -357,7 +395,8 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 			}
 		case "type":
 			if end, err = jsonscan.SkipValue(t, i); err == nil {
-				r.typ, _ = internedOf(t[i:end])
+				typ, _ := internedOf(t[i:end])
+				r.setType(typ)
 			}
 		case "id":
 			if end, err = jsonscan.SkipValue(t, i); err == nil {
@@ -382,7 +421,7 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 			}
 		case "localTimestamp":
 			if end, err = jsonscan.SkipValue(t, i); err == nil {
-				r.lts = num(jsDateValue(t[i:end]))
+				r.ltsDef, r.ltsV = true, jsDateValue(t[i:end])
 			}
 		case "replyToId":
 			if end, err = jsonscan.SkipValue(t, i); err == nil {
@@ -411,7 +450,7 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 	} else {
 		a.Entities = nil
 	}
-	a.Type, a.ID = r.typ, r.id()
+	a.Type, a.ID = r.typ(), r.id()
 	if r.hasAttachments {
 		a.Attachments = oneAttachment
 	}
@@ -424,11 +463,11 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 	}
 	switch {
 	case !hasFrom:
-		r.role = "channel"
+		r.setRole("channel")
 	case fromRole != "":
-		r.role = fromRole
+		r.setRole(fromRole)
 	default:
-		r.role = roleOf(fromID, userID)
+		r.setRole(roleOf(fromID, userID))
 	}
 	// The channelData members are mostly absent: nil is not a number and not truthy.
 	seq, isSeq := 0.0, false
@@ -436,9 +475,9 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 		seq, isSeq = jsonNumber(cd.seqID)
 	}
 	if isSeq {
-		r.ts = num(seq)
+		r.tsDef, r.tsV = true, seq
 	} else if tsString {
-		r.ts = num(r.tsDate)
+		r.tsDef, r.tsV = true, r.tsDate
 	}
 	r.postBack = cd.postBack != nil && truthy(cd.postBack)
 	if cd.messageBack != nil && truthy(cd.messageBack) {

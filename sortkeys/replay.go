@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,8 +72,16 @@ func newReplayWith(opts Options, newList func() unitList) *Replay {
 // ErrUnknownOp is returned by Apply for an op it does not know.
 var ErrUnknownOp = errors.New("sortkeys: unknown op")
 
+// ErrLogTooLong is returned by Apply, which applies nothing more, once the replay has applied
+// math.MaxInt32 events or made nearly as many revisions: a record numbers them in 32 bits.
+var ErrLogTooLong = errors.New("sortkeys: too many events for one replay")
+
 func (r *Replay) apply(ev Event) error {
 	st := r.st
+	// An event makes at most two revisions, and there are no more local ids than revisions.
+	if st.events == math.MaxInt32 || st.revs > math.MaxInt32-2 {
+		return ErrLogTooLong
+	}
 	index := st.events
 	st.events++
 	var rec *record
@@ -138,9 +147,9 @@ func (r *Replay) apply(ev Event) error {
 	return nil
 }
 
-func (st *state) nextRev() int {
+func (st *state) nextRev() int32 {
 	st.revs++
-	return st.revs
+	return int32(st.revs)
 }
 
 func (st *state) decode(raw json.RawMessage, index int) (*record, error) {
@@ -151,7 +160,7 @@ func (st *state) decode(raw json.RawMessage, index int) (*record, error) {
 	if st.c != nil && rec.ls != nil {
 		st.c.sessionIDs.prefetch(rec.ls.SessionID)
 	}
-	rec.arrival = index
+	rec.arrival = int32(index)
 	rec.rev = st.nextRev()
 	return rec, nil
 }
@@ -179,7 +188,7 @@ func (st *state) track(rec *record) {
 	if rec.replyToID() != "" {
 		st.replyTos[rec.replyToID()] = true
 	}
-	if rec.role == activity.RoleBot {
+	if rec.role() == activity.RoleBot {
 		st.bots++
 	}
 }
@@ -202,7 +211,7 @@ func (st *state) releaseSatisfied(index int) {
 			rt := h.rec.replyToID()
 			if st.ids[rt] || st.replyTos[rt] {
 				st.held = append(st.held[:i], st.held[i+1:]...)
-				h.rec.arrival = index
+				h.rec.arrival = int32(index)
 				st.deliver(h.rec)
 				changed = true
 				break
@@ -225,7 +234,7 @@ func (st *state) releaseExpired(index int) {
 		}
 		h := st.held[best]
 		st.held = append(st.held[:best], st.held[best+1:]...)
-		h.rec.arrival = index
+		h.rec.arrival = int32(index)
 		st.deliver(h.rec)
 		st.releaseSatisfied(index)
 	}

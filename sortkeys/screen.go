@@ -85,7 +85,7 @@ func (w *keyWalk) run(ui []*record) {
 			key, ok = w.find(w.prev.id, w.cur.id, r.idSym)
 		}
 		if !ok {
-			key, ok = w.find(w.prev.rev, w.cur.rev, int32(r.rev))
+			key, ok = w.find(w.prev.rev, w.cur.rev, r.rev)
 		}
 		if !ok {
 			w.nextKey++
@@ -94,7 +94,7 @@ func (w *keyWalk) run(ui []*record) {
 		put(&w.cur.id, r.idSym, w.gen, key)
 		put(&w.cur.id, r.sidSym, w.gen, key)
 		put(&w.cur.cid, r.cidSym, w.gen, key)
-		put(&w.cur.rev, int32(r.rev), w.gen, key)
+		put(&w.cur.rev, r.rev, w.gen, key)
 		w.keys = append(w.keys, key)
 	}
 	w.prev, w.cur = w.cur, w.prev
@@ -128,7 +128,7 @@ func (w *keyWalk) bubbles(ui []*record) []Bubble {
 // livestream revisions, empty typing and empty, postBack or messageBack-without-displayText
 // messages are not. Other types have no renderer and are not counted as bubbles.
 func visible(r *record) bool {
-	switch r.typ {
+	switch r.typ() {
 	case activity.TypeTyping:
 		if r.ls != nil && r.ls.Kind == activity.LivestreamContentless {
 			return false
