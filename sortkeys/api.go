@@ -141,8 +141,9 @@ func New(opts Options) *Replay { return newReplay(opts) }
 
 // Apply applies one event. It returns an error only for unusable input (an activity that is not
 // a JSON object, an unknown op, a fulfilled event without clientActivityID) and, after
-// math.MaxInt32 events, ErrLogTooLong; the state is then unchanged. The Replay keeps ev.Activity (Item.Activity hands it back) and reads ids from its
-// bytes in place: the caller must not modify them afterwards.
+// math.MaxInt32 events, ErrLogTooLong; the state is then unchanged. The Replay keeps ev.Activity
+// (Item.Activity hands it back) and reads ids from its bytes in place: the caller must not modify
+// them afterwards.
 func (r *Replay) Apply(ev Event) error { return r.apply(ev) }
 
 // Order returns state.activities, top to bottom (conformance "order"). It is computed on demand.
