@@ -3,6 +3,7 @@ package sortkeys
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/directline-go/directline/activity"
@@ -37,13 +38,15 @@ type abInfo struct {
 }
 
 type genAB struct {
-	genB     bool
-	list     unitList
-	byCid    map[string]map[*unit]struct{}
-	byID     map[string]map[*unit]struct{}
-	byStream map[string]map[*unit]struct{} // gen-a: by streamKey; gen-b: by session id
-	finals   map[string]int                // gen-b: stored final activities per session
-	byPart   map[string]map[*unit]struct{} // gen-b: units with a part-of and a numeric position
+	genB bool
+	list unitList
+	// The indexes hold each key's units in the order they were filed. Keys with more than one
+	// unit are rare except for livestreams, so a slice costs less than a set.
+	byCid    map[string][]*unit
+	byID     map[string][]*unit
+	byStream map[string][]*unit // gen-a: by streamKey; gen-b: by session id
+	finals   map[string]int     // gen-b: stored final activities per session
+	byPart   map[string][]*unit // gen-b: units with a part-of and a numeric position
 	// heads caches the first member (in list order) of each byStream group. The list never
 	// reorders the units it holds, so the head only changes when a member arrives before it or
 	// the head itself leaves.
@@ -51,34 +54,29 @@ type genAB struct {
 	nextLid int32
 	units   arena[unit]
 	// beforeAfter and insertAt are the indexed searches; the tests swap in literal scans.
-	beforeAfter func(key string, group map[*unit]struct{}, matches, isBefore func(*unit) bool) (before, after *unit)
+	beforeAfter func(key string, group []*unit, matches, isBefore func(*unit) bool) (before, after *unit)
 	insertAt    func(r *record) int
 }
 
 func newGenAB(list unitList, genB bool) *genAB {
-	g := &genAB{genB: genB, list: list, byCid: map[string]map[*unit]struct{}{},
-		byID: map[string]map[*unit]struct{}{}, byStream: map[string]map[*unit]struct{}{},
-		finals: map[string]int{}, byPart: map[string]map[*unit]struct{}{}, heads: map[string]*unit{}}
+	g := &genAB{genB: genB, list: list, byCid: map[string][]*unit{}, byID: map[string][]*unit{},
+		byStream: map[string][]*unit{}, finals: map[string]int{}, byPart: map[string][]*unit{},
+		heads: map[string]*unit{}}
 	g.beforeAfter = g.findBeforeAfter
 	g.insertAt = g.insertionIndex
 	return g
 }
 
-func addTo(m map[string]map[*unit]struct{}, k string, u *unit) {
-	s := m[k]
-	if s == nil {
-		s = map[*unit]struct{}{}
-		m[k] = s
-	}
-	s[u] = struct{}{}
-}
+func addTo(m map[string][]*unit, k string, u *unit) { m[k] = append(m[k], u) }
 
-func removeFrom(m map[string]map[*unit]struct{}, k string, u *unit) {
-	if s := m[k]; s != nil {
-		delete(s, u)
-		if len(s) == 0 {
-			delete(m, k)
-		}
+func removeFrom(m map[string][]*unit, k string, u *unit) {
+	s := m[k]
+	switch i := slices.Index(s, u); {
+	case i < 0:
+	case len(s) == 1:
+		delete(m, k)
+	default:
+		m[k] = slices.Delete(s, i, i+1)
 	}
 }
 
@@ -168,7 +166,7 @@ func (g *genAB) patch(r *record) {
 		r.seq = seq
 		return
 	}
-	var group map[*unit]struct{}
+	var group []*unit
 	var key string
 	var matches, isBefore func(*unit) bool
 	if g.genB {
@@ -216,15 +214,15 @@ func (g *genAB) patch(r *record) {
 // findBeforeAfter mirrors reducers/private/findBeforeAfter.ts over the whole list, where the
 // members of group are "before" or "after" and every other activity is "unknown": it stops at the
 // first "after", or at the first non-"before" following a "before", and returns the activity
-// preceding that point and the one at it.
-func (g *genAB) findBeforeAfter(key string, group map[*unit]struct{}, _, isBefore func(*unit) bool) (before, after *unit) {
+// preceding that point and the one at it. matches tells a member of group from any other unit.
+func (g *genAB) findBeforeAfter(key string, group []*unit, matches, isBefore func(*unit) bool) (before, after *unit) {
 	if len(group) == 0 {
 		return nil, nil
 	}
 	first := g.heads[key]
 	if first == nil {
 		j := -1
-		for u := range group {
+		for _, u := range group {
 			if i := g.list.Index(u); j < 0 || i < j {
 				j, first = i, u
 			}
@@ -242,7 +240,7 @@ func (g *genAB) findBeforeAfter(key string, group map[*unit]struct{}, _, isBefor
 	k := j + 1
 	for ; k < n; k++ {
 		x := g.list.At(k)
-		if _, in := group[x]; !in || !isBefore(x) {
+		if !matches(x) || !isBefore(x) {
 			return g.list.At(k - 1), x
 		}
 	}
@@ -256,14 +254,10 @@ func (g *genAB) upsert(r *record) {
 	g.patch(r)
 	var drop []*unit
 	if r.cid() != "" {
-		for u := range g.byCid[r.cid()] {
-			drop = append(drop, u)
-		}
+		drop = append(drop, g.byCid[r.cid()]...)
 	}
 	if r.id() != "" {
-		for u := range g.byID[r.id()] {
-			drop = append(drop, u)
-		}
+		drop = append(drop, g.byID[r.id()]...)
 	}
 	for _, u := range drop {
 		if u.rec != nil {
@@ -285,7 +279,7 @@ func (g *genAB) insertionIndex(r *record) int {
 	}
 	peers := g.byPart[r.ab.partOf]
 	best := g.list.Len()
-	for x := range peers {
+	for _, x := range peers {
 		if x.rec.ab.pos > r.ab.pos {
 			if i := g.list.Index(x); i < best {
 				best = i
@@ -297,7 +291,7 @@ func (g *genAB) insertionIndex(r *record) int {
 		if i >= best {
 			break
 		}
-		if _, peer := peers[g.list.At(i)]; !peer {
+		if !slices.Contains(peers, g.list.At(i)) {
 			best = i
 			break
 		}
@@ -309,8 +303,8 @@ func (g *genAB) insertionIndex(r *record) int {
 func (g *genAB) incoming(r *record) {
 	g.prepare(r)
 	if r.role() == activity.RoleUser {
-		for _, m := range []map[*unit]struct{}{g.byCid[r.cid()], g.byID[r.id()]} {
-			for u := range m {
+		for _, m := range [][]*unit{g.byCid[r.cid()], g.byID[r.id()]} {
+			for _, u := range m {
 				r.pending = u.rec.pending
 			}
 		}
@@ -333,11 +327,7 @@ func (g *genAB) fulfilled(cid string, echo *record) {
 	g.patch(echo)
 	echo.release()
 	echo.pending = false
-	var hits []*unit
-	for u := range g.byCid[cid] {
-		hits = append(hits, u)
-	}
-	for _, u := range hits {
+	for _, u := range slices.Clone(g.byCid[cid]) {
 		g.index(u, false)
 		c := *echo
 		u.rec = &c
@@ -348,11 +338,7 @@ func (g *genAB) fulfilled(cid string, echo *record) {
 }
 
 func (g *genAB) delete(id string) {
-	var hits []*unit
-	for u := range g.byID[id] {
-		hits = append(hits, u)
-	}
-	for _, u := range hits {
+	for _, u := range slices.Clone(g.byID[id]) {
 		g.index(u, false)
 		g.list.Remove(u)
 	}
