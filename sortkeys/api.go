@@ -110,6 +110,9 @@ type Item struct {
 	ClientActivityID string
 	// Pending is true while an outgoing activity has not been fulfilled.
 	Pending bool
+	// Role is from.role, or the role Web Chat infers when it is absent: "user" when from.id is
+	// the user id, "bot" for any other from.id, else "channel" (WEBCHAT-ORDERING §3 step 1).
+	Role string
 	// Activity is the JSON of the revision the store holds, as it was delivered.
 	Activity json.RawMessage
 	// Arrival is the 0-based index, among all Apply calls, of the event that delivered this

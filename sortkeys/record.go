@@ -248,7 +248,7 @@ func (r *record) ui() (sid string, shown bool) {
 }
 
 func (r *record) item() Item {
-	return Item{Name: r.name(), ID: r.id(), ClientActivityID: r.cid(), Pending: r.pending,
+	return Item{Name: r.name(), ID: r.id(), ClientActivityID: r.cid(), Pending: r.pending, Role: r.role(),
 		Activity: r.raw, Arrival: int(r.arrival), Unit: unitPrefixes[r.unitPrefix] + r.unitKey}
 }
 
