@@ -60,6 +60,8 @@ type reader struct {
 	log      *Log
 	// shortcut takes valid objects of a stream and plain events without encoding/json.
 	shortcut bool
+	// progress, when set, hears how many bytes of data have been read.
+	progress func(done, total int)
 }
 
 // ReadLog detects the format of data and returns its events:
@@ -70,14 +72,17 @@ type reader struct {
 //     (a WebSocket capture);
 //   - a conformance vector {"name",...,"events":[...]}; expect checkpoints are dropped.
 //
-// Activities become incoming events. Errors are *InputError.
-func ReadLog(data []byte) (*Log, error) { return readLog(data, true) }
+// Activities become incoming events. Errors are *InputError. progress, when not nil, is called
+// now and then with the bytes read so far and the input's length.
+func ReadLog(data []byte, progress func(done, total int)) (*Log, error) {
+	return readLog(data, true, progress)
+}
 
 // readLog is ReadLog; without the shortcut, every value goes through encoding/json's decoder
 // (the tests compare the two).
-func readLog(data []byte, shortcut bool) (*Log, error) {
+func readLog(data []byte, shortcut bool, progress func(done, total int)) (*Log, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	r := &reader{data: data, log: &Log{}, shortcut: shortcut}
+	r := &reader{data: data, log: &Log{}, shortcut: shortcut, progress: progress}
 	for i, b := range data {
 		if b == '\n' {
 			r.newlines = append(r.newlines, i)
@@ -204,6 +209,9 @@ func (r *reader) element(raw json.RawMessage, off int) error {
 func (r *reader) add(ev sortkeys.Event, off int) {
 	r.log.Events = append(r.log.Events, ev)
 	r.log.Lines = append(r.log.Lines, r.line(off))
+	if r.progress != nil && len(r.log.Events)%4096 == 0 {
+		r.progress(off, len(r.data))
+	}
 }
 
 // logEntry takes one line of the service's log export (GET .../conversations/{id}/log):

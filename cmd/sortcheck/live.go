@@ -25,10 +25,12 @@ type liveSource struct {
 // watermark cannot keep the tool running forever.
 const maxPages = 100000
 
-// fetch returns the conversation's log as JSON Lines. With a secret it first asks for the
-// service's full log export, GET {base}/v3/directline/conversations/{id}/log (JSON Lines); with a
-// token, or when the service does not have it (404, 405 or 501), it pages Direct Line 3.0 GET .../activities?watermark= until no new
-// activities arrive. The paged form only holds what the service replays (no typing activities).
+// fetch returns the conversation's log as JSON Lines, and how it was read (for messages). With a
+// secret it first asks for the service's full log export, GET
+// {base}/v3/directline/conversations/{id}/log (JSON Lines); with a token, or when the service does
+// not have it (404, 405 or 501), it pages Direct Line 3.0 GET .../activities?watermark= until no
+// new activities arrive. The paged form only holds what the service replays (no typing
+// activities).
 func (s *liveSource) fetch(ctx context.Context) ([]byte, string, error) {
 	conv := strings.TrimRight(s.base, "/") + "/v3/directline/conversations/" + url.PathEscape(s.conversation)
 	if s.secret {
@@ -38,7 +40,7 @@ func (s *liveSource) fetch(ctx context.Context) ([]byte, string, error) {
 		}
 		switch status {
 		case http.StatusOK:
-			return body, "log", nil
+			return body, "its /log export", nil
 		case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusNotImplemented:
 		default:
 			return nil, "", statusError(conv+"/log", status, body)
@@ -72,7 +74,7 @@ func (s *liveSource) fetch(ctx context.Context) ([]byte, string, error) {
 			out.WriteByte('\n')
 		}
 		if len(set.Activities) == 0 || set.Watermark == "" || set.Watermark == watermark {
-			return out.Bytes(), "activities", nil
+			return out.Bytes(), "GET activities", nil
 		}
 		watermark = set.Watermark
 	}

@@ -8,9 +8,10 @@
 //	sortcheck --live --base URL --conversation ID (--secret S | --token T) [flags]
 //
 // Input formats, detected automatically: JSON Lines of activities (or of ActivitySets,
-// conformance events or the service's log export lines {"seq","kind","activity"}), a JSON array of activities (Bot Framework Emulator .transcript), a JSON
-// array of ActivitySets {"activities":[...],"watermark":"N"} (a WebSocket capture), or a
-// conformance vector {"name",...,"events":[...]}.
+// conformance events or the service's log export lines {"seq","kind","activity"}), a JSON array
+// of activities (Bot Framework Emulator .transcript), a JSON array of ActivitySets
+// {"activities":[...],"watermark":"N"} (a WebSocket capture), or a conformance vector
+// {"name",...,"events":[...]}.
 //
 // Flags:
 //
@@ -20,7 +21,7 @@
 //	--html FILE                  write a self-contained picture of both orders to FILE
 //	--max-per-rule N             list at most N findings per rule (default 50; 0 = all)
 //	--screen=false               leave the screen table out of the text output
-//	--progress                   show the progress bar even when stderr is not a terminal
+//	--progress                   show the progress line even when stderr is not a terminal
 //	--live                       fetch the conversation from a Direct Line service
 //	--base URL                   the service's base URL (with --live)
 //	--conversation ID            conversation id (with --live)
@@ -34,6 +35,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -42,6 +44,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
@@ -76,57 +79,75 @@ type config struct {
 // It returns the exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cfg, err := parseFlags(args, stderr)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitClean
-		}
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return exitClean
+	case errors.Is(err, errFlagsReported):
+		return exitUsage
+	case err != nil:
 		fmt.Fprintln(stderr, "sortcheck:", err)
 		return exitUsage
+	}
+	bar := newProgress(stderr, cfg.progress || isTerminal(stderr))
+	fail := func(err error) int {
+		bar.done()
+		fmt.Fprintln(stderr, "sortcheck:", err)
+		return exitUsage
+	}
+	if cfg.live {
+		bar.step("fetching the conversation", "", 0, 0)
 	}
 	data, source, err := readInput(cfg, stdin)
 	if err != nil {
-		fmt.Fprintln(stderr, "sortcheck:", err)
-		return exitUsage
+		return fail(err)
 	}
-	log, err := ReadLog(data)
+	log, err := ReadLog(data, func(done, total int) { bar.step("reading", "MB", done>>20, total>>20) })
 	if err != nil {
-		fmt.Fprintf(stderr, "sortcheck: %s: %v\n", source, err)
-		return exitUsage
+		return fail(fmt.Errorf("%s: %w", source, err))
 	}
 	profile := sortkeys.Profile(cfg.profile)
 	if !cfg.profileSet && log.Profile != "" {
 		profile = sortkeys.Profile(log.Profile)
 	}
 	if profile, err = sortkeys.ParseProfile(string(profile)); err != nil {
-		fmt.Fprintln(stderr, "sortcheck:", err)
-		return exitUsage
+		return fail(err)
 	}
 	userID := cfg.userID
 	if !cfg.userIDSet {
 		userID = log.UserID
 	}
 
-	bar := newProgress(stderr, cfg.progress || isTerminal(stderr))
+	replaying := bar.counter("replaying", "events")
 	rep := findings.Check(log.Events, findings.Options{
-		Profile: profile, UserID: userID, MaxPerRule: cfg.maxPerRule, Progress: bar.update,
+		Profile: profile, UserID: userID, MaxPerRule: cfg.maxPerRule,
+		Progress: func(done, total int) {
+			replaying(done, total)
+			if done == total {
+				bar.step("ordering and checking", "", 0, 0)
+			}
+		},
 	})
-	bar.done()
-
+	bar.step("writing the report", "", 0, 0)
 	rows := screenRows(rep, log)
 	if cfg.html != "" {
 		if err := writeHTMLFile(cfg.html, rep, log, rows); err != nil {
-			fmt.Fprintln(stderr, "sortcheck:", err)
-			return exitUsage
+			return fail(err)
 		}
 	}
+	// stdout may be the terminal the line is drawn on.
+	bar.done()
+	// One write per row would be a system call per row on a terminal or pipe.
+	out := bufio.NewWriterSize(stdout, 64<<10)
 	if cfg.jsonOut {
-		err = writeJSON(stdout, source, log, rep, rows)
+		err = writeJSON(out, source, log, rep, rows)
 	} else {
-		err = writeText(stdout, cfg.screen, source, log, rep, rows)
+		err = writeText(out, cfg.screen, source, log, rep, rows)
+	}
+	if err == nil {
+		err = out.Flush()
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "sortcheck:", err)
-		return exitUsage
+		return fail(err)
 	}
 	failing := rep.Count(findings.Must)
 	if cfg.failOn != "must" {
@@ -141,6 +162,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitClean
 }
 
+// errFlagsReported: the flag package has already printed the problem and the usage.
+var errFlagsReported = errors.New("bad flags")
+
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	cfg := &config{}
 	fs := flag.NewFlagSet("sortcheck", flag.ContinueOnError)
@@ -152,7 +176,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.html, "html", "", "write a self-contained HTML picture of both orders to this file")
 	fs.IntVar(&cfg.maxPerRule, "max-per-rule", 50, "list at most this many findings per rule (0 = all)")
 	fs.BoolVar(&cfg.screen, "screen", true, "print the predicted screen table")
-	fs.BoolVar(&cfg.progress, "progress", false, "show the progress bar even when stderr is not a terminal")
+	fs.BoolVar(&cfg.progress, "progress", false, "show the progress line even when stderr is not a terminal")
 	fs.BoolVar(&cfg.live, "live", false, "fetch the conversation from a Direct Line service")
 	fs.StringVar(&cfg.base, "base", "", "Direct Line base URL (with --live)")
 	fs.StringVar(&cfg.secret, "secret", "", "Direct Line secret (with --live)")
@@ -163,7 +187,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return nil, err
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, errFlagsReported
 	}
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
@@ -213,7 +240,7 @@ func readInput(cfg *config, stdin io.Reader) ([]byte, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		return data, "conversation " + cfg.conversation + " (" + how + ")", nil
+		return data, "conversation " + cfg.conversation + " from " + how, nil
 	case cfg.file != "" && cfg.file != "-":
 		data, err := os.ReadFile(cfg.file)
 		return data, cfg.file, err
@@ -255,6 +282,10 @@ func screenRows(rep findings.Report, log *Log) []row {
 		}
 		r.Unit = it.Unit
 		describe(&r, raw)
+		if ok {
+			// What Web Chat goes by: from.role, or the role it infers without one.
+			r.Role = it.Role
+		}
 		rows = append(rows, r)
 	}
 	return rows
@@ -302,7 +333,7 @@ func describe(r *row, raw json.RawMessage) {
 	r.Type, r.Role, r.Timestamp, r.SequenceID = d.typ, d.role, d.timestamp, string(d.seq)
 	text := strings.Join(strings.Fields(d.text), " ")
 	if text == "" && d.attachments > 0 {
-		text = fmt.Sprintf("[%d attachments]", d.attachments)
+		text = "[" + counted(d.attachments, "attachment", "attachments") + "]"
 	}
 	if utf8.RuneCountInString(text) > excerptRunes {
 		text = string([]rune(text)[:excerptRunes-1]) + "…"
@@ -438,7 +469,7 @@ func writeText(w io.Writer, withScreen bool, source string, log *Log, rep findin
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	s := rep.Summary
 	if withScreen {
-		fmt.Fprintf(tw, "Predicted screen (%s, %d bubbles)\n", s.Profile, len(rows))
+		fmt.Fprintf(tw, "Predicted screen (%s, %s)\n", s.Profile, counted(len(rows), "bubble", "bubbles"))
 		fmt.Fprintln(tw, "  #\tid\trole\ttext\tseq\ttimestamp\tunit")
 		for _, r := range rows {
 			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Position, r.Name, dash(r.Role), dash(r.Text), dash(r.SequenceID), dash(r.Timestamp), dash(r.Unit))
@@ -464,12 +495,22 @@ func writeText(w io.Writer, withScreen bool, source string, log *Log, rep findin
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Summary")
-	fmt.Fprintf(w, "  input: %s (%s), %d events, %d activities\n", source, log.Format, s.Events, s.Activities)
-	fmt.Fprintf(w, "  service order: %s; %d bubbles predicted (%s)\n", s.ServiceOrder, s.Bubbles, s.Profile)
-	fmt.Fprintf(w, "  %d pairs shown in the opposite order to the server (%d activities moved)\n", s.InvertedPairs, s.Moved)
+	fmt.Fprintf(w, "  input: %s (%s), %s, %s\n", source, log.Format,
+		counted(s.Events, "event", "events"), counted(s.Activities, "activity", "activities"))
+	fmt.Fprintf(w, "  service order: %s; %s predicted (%s)\n", s.ServiceOrder, counted(s.Bubbles, "bubble", "bubbles"), s.Profile)
+	fmt.Fprintf(w, "  %s shown in the opposite order to the server (%s moved)\n",
+		counted(int(s.InvertedPairs), "pair", "pairs"), counted(s.Moved, "activity", "activities"))
 	_, err := fmt.Fprintf(w, "  findings: %d MUST, %d SHOULD, %d DROP-or-MISPLACE\n",
 		s.BySeverity[findings.Must], s.BySeverity[findings.Should], s.BySeverity[findings.DropOrMisplace])
 	return err
+}
+
+// counted is n with the noun's singular or plural form.
+func counted(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }
 
 func dash(s string) string {

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -161,7 +162,8 @@ func TestTextOutput(t *testing.T) {
 		"Predicted screen (gen-c, 3 bubbles)",
 		"DL070-order-inverted",
 		"line 2", // b is on line 2 of the input
-		"1 pairs shown in the opposite order to the server",
+		"1 pair shown in the opposite order to the server (1 activity moved)",
+		"3 events, 3 activities",
 		"second from the service",
 	} {
 		if !strings.Contains(res.stdout, want) {
@@ -215,6 +217,10 @@ func TestExitCodes(t *testing.T) {
 			}
 			if tc.want == exitUsage && res.stderr == "" {
 				t.Errorf("usage error without a message")
+			}
+			// Each problem is told once (the flag package prints its own).
+			if first, _, _ := strings.Cut(res.stderr, "\n"); first != "" && strings.Count(res.stderr, first) > 1 {
+				t.Errorf("message repeated: %q", res.stderr)
 			}
 		})
 	}
@@ -292,6 +298,32 @@ func TestJSONShape(t *testing.T) {
 	}
 	if !found || r.Summary.BySeverity["DROP-or-MISPLACE"] == 0 || len(r.Rules) == 0 {
 		t.Errorf("findings %+v summary %+v", r.Findings, r.Summary)
+	}
+}
+
+// TestRoleAsWebChatInfersIt: without from.role, the screen shows the role Web Chat gives the
+// activity from from.id and the user id it was started with.
+func TestRoleAsWebChatInfersIt(t *testing.T) {
+	log := jsonLines([]string{
+		`{"type":"message","id":"a","timestamp":"2024-05-01T10:00:00.000Z","localTimestamp":"2024-05-01T12:00:00.000+02:00","from":{"id":"u1"},"text":"hi","channelData":{"clientActivityID":"x1"}}`,
+		`{"type":"message","id":"b","timestamp":"2024-05-01T10:00:01.000Z","from":{"id":"some-bot"},"text":"hello"}`,
+		`{"type":"message","id":"c","timestamp":"2024-05-01T10:00:02.000Z","text":"welcome"}`,
+	})
+	for _, tc := range []struct {
+		userID string
+		want   []string
+	}{
+		{"u1", []string{"user", "bot", "channel"}},
+		{"someone-else", []string{"bot", "bot", "channel"}},
+	} {
+		r := decodeReport(t, runWith(t, log, "--json", "--user-id", tc.userID).stdout)
+		var got []string
+		for _, row := range r.Screen {
+			got = append(got, row.Role)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("--user-id %s: roles %v, want %v", tc.userID, got, tc.want)
+		}
 	}
 }
 
@@ -391,9 +423,9 @@ func TestLive(t *testing.T) {
 		format       string
 		wantLogAsked bool
 	}{
-		{"secret, log export", true, []string{"--secret", secret}, "conversation conv1 (log)", FormatServiceLog, true},
-		{"secret, no log export", false, []string{"--secret", secret}, "conversation conv1 (activities)", FormatJSONLines, true},
-		{"token pages activities", true, []string{"--token", token}, "conversation conv1 (activities)", FormatJSONLines, false},
+		{"secret, log export", true, []string{"--secret", secret}, "conversation conv1 from its /log export", FormatServiceLog, true},
+		{"secret, no log export", false, []string{"--secret", secret}, "conversation conv1 from GET activities", FormatJSONLines, true},
+		{"token pages activities", true, []string{"--token", token}, "conversation conv1 from GET activities", FormatJSONLines, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newServer(tc.withLog)
@@ -410,7 +442,7 @@ func TestLive(t *testing.T) {
 			if r.Input.Source != tc.source || r.Input.Format != tc.format || logAsked != tc.wantLogAsked {
 				t.Errorf("input %+v, log asked %v", r.Input, logAsked)
 			}
-			if tc.source == "conversation conv1 (activities)" && strings.Join(paged, "|") != "|1|3" {
+			if tc.source == "conversation conv1 from GET activities" && strings.Join(paged, "|") != "|1|3" {
 				t.Errorf("paged watermarks %q", paged)
 			}
 		})
@@ -432,23 +464,51 @@ func TestProgressBar(t *testing.T) {
 	progressAfter = 0
 	defer func() { progressAfter = old }()
 	res = runWith(t, jsonLines(cleanActivities), "--progress")
-	if !strings.Contains(res.stderr, "replaying [") || !strings.Contains(res.stderr, "3/3 events (100%)") {
-		t.Errorf("forced progress: stderr %q", res.stderr)
+	// Every phase in turn, then the line cleared before the command ends.
+	for _, want := range []string{"replaying [", "3/3 events (100%)", "ordering and checking", "writing the report"} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("forced progress: stderr %q lacks %q", res.stderr, want)
+		}
+	}
+	if !strings.HasSuffix(res.stderr, "\r\033[K") {
+		t.Errorf("forced progress: line not cleared at the end: %q", res.stderr)
 	}
 	if strings.Contains(res.stdout, "replaying") {
 		t.Errorf("progress leaked into stdout")
+	}
+	// An error after the line was drawn starts on a cleared line.
+	res = runWith(t, jsonLines(cleanActivities), "--progress", "--html", filepath.Join(t.TempDir(), "no", "such", "dir.html"))
+	if res.code != exitUsage || !strings.Contains(res.stderr, "writing the report\r\033[Ksortcheck: ") {
+		t.Errorf("failure with progress: exit %d, stderr %q", res.code, res.stderr)
 	}
 }
 
 func TestProgressWaitsASecond(t *testing.T) {
 	var buf bytes.Buffer
 	p := newProgress(&buf, true)
-	p.update(1, 2)
+	replaying := p.counter("replaying", "events")
+	replaying(1, 2)
 	p.start = time.Now().Add(-2 * progressAfter)
-	p.update(2, 2)
+	replaying(2, 2)
 	p.done()
-	if out := buf.String(); strings.Count(out, "replaying") != 1 || !strings.Contains(out, "2/2") {
+	if out := buf.String(); strings.Count(out, "replaying") != 1 || !strings.Contains(out, "2/2 events") {
 		t.Errorf("progress output %q", out)
+	}
+}
+
+// TestProgressCountsMegabytes: a long input shows a reading bar before the replay starts.
+func TestProgressCountsMegabytes(t *testing.T) {
+	old := progressAfter
+	progressAfter = 0
+	defer func() { progressAfter = old }()
+	line := `{"type":"message","id":"a%d","timestamp":"2024-05-01T10:00:00.000Z","from":{"id":"bot","role":"bot"},"text":"` + strings.Repeat("x", 200) + `"}` + "\n"
+	var b strings.Builder
+	for i := 0; b.Len() < 3<<20; i++ {
+		fmt.Fprintf(&b, line, i)
+	}
+	res := runWith(t, b.String(), "--progress", "--screen=false")
+	if res.code != exitClean || !strings.Contains(res.stderr, "sortcheck: reading [") || !strings.Contains(res.stderr, " MB (") {
+		t.Errorf("exit %d, stderr %q", res.code, res.stderr)
 	}
 }
 
@@ -464,8 +524,8 @@ func FuzzReadLog(f *testing.F) {
 	f.Add("{\"type\":\"message\"}\n{\"a\":tru}\n{\"b\":1}")
 	f.Add("{\"op\":\"incoming\",\"activity\":{}} , {\"op\":\"post\",\"activity\":{}}")
 	f.Fuzz(func(t *testing.T, s string) {
-		log, err := ReadLog([]byte(s))
-		ref, refErr := readLog([]byte(s), false)
+		log, err := ReadLog([]byte(s), nil)
+		ref, refErr := readLog([]byte(s), false, nil)
 		if fmt.Sprint(err) != fmt.Sprint(refErr) {
 			t.Fatalf("error %v, without the shortcut %v", err, refErr)
 		}
@@ -510,8 +570,8 @@ func TestShortcutReadsAsDecoder(t *testing.T) {
 		`{"events":[{"op":"incoming","activity":{},"at":"5"}]}`, `{"events":[{"op":"incoming","activity":"x"}]}`,
 		`{"seq":1,"kind":"activity","activity":{"type":"message"}}`, "\ufeff" + jsonLines(misplacedActivities)}
 	for _, s := range inputs {
-		log, err := ReadLog([]byte(s))
-		ref, refErr := readLog([]byte(s), false)
+		log, err := ReadLog([]byte(s), nil)
+		ref, refErr := readLog([]byte(s), false, nil)
 		if fmt.Sprint(err) != fmt.Sprint(refErr) || (err == nil && !sameLog(log, ref)) {
 			t.Errorf("%q: %+v %v, without the shortcut %+v %v", s, log, err, ref, refErr)
 		}
