@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -100,7 +101,7 @@ const screenWalkLimit = 2000
 // Check replays events against the model for opts.Profile and applies every rule in Rules. The
 // events are in log order (conformance README "Ops"); expect checkpoints are skipped.
 func Check(events []sortkeys.Event, opts Options) Report {
-	c := newChecker(opts)
+	c := newChecker(opts, events)
 	replay := sortkeys.New(sortkeys.Options{Profile: opts.Profile, UserID: opts.UserID})
 	walk := len(events) <= screenWalkLimit
 	for i, ev := range events {
@@ -126,23 +127,46 @@ func Check(events []sortkeys.Event, opts Options) Report {
 	}
 	rep.Summary.Profile = profile
 	rep.Summary.Events = len(events)
-	rep.Summary.Activities = len(c.firsts)
+	rep.Summary.Activities = c.firsts
 	rep.Summary.Bubbles = len(rep.Screen)
 	c.report(&rep, opts.MaxPerRule)
 	return rep
 }
 
-// delivery is one activity the service delivered, in delivery order.
-type delivery struct {
-	index int
-	a     *act
+// delivered is what the rules that need the whole log (finish, serviceOrder, order) and later
+// revisions of the same id read of one activity the service delivered. It is all Check keeps of
+// a delivered activity: the parsed act, its entities and decoded strings are dropped once its own
+// rules have run.
+type delivered struct {
+	index    int
+	id, name string
+	seq      float64
+	seqKind  seqKind
+	// first: the first delivery of its id (always, without an id).
 	first bool
+	// ts is the timestamp string; t is its time when parseTimestamp reads it (tsParsed).
+	tsParsed bool
+	ts       string
+	t        time.Time
+	// partOf is the raw isPartOf of its Message entity (a slice of the activity), nil when none.
+	partOf json.RawMessage
 }
 
+// reply is a delivered activity with a replyToId, for ReplyToUnknown once the log has ended.
+type reply struct {
+	index         int
+	name, replyTo string
+}
+
+// post is a posted activity waiting for its echo; a fulfilled event without a matching post
+// makes one with index -1 and no posted values.
 type post struct {
 	index  int
-	a      *act
 	echoed bool
+	// The posted activity's values the echo rules compare.
+	typ, text      string
+	localTS        string
+	localTSPresent bool
 }
 
 type session struct {
@@ -158,27 +182,38 @@ type checker struct {
 	ruleIdx  map[string]int
 
 	posts      map[string]*post
-	deliveries []delivery
-	firsts     []delivery
-	byID       map[string]*act
+	deliveries []delivered
+	// firsts counts the deliveries with first set.
+	firsts int
+	// byID is the index in deliveries of the latest revision of each id.
+	byID       map[string]int
 	sessions   map[string]*session
 	seqOwner   map[float64]string
 	maxSeq     float64
 	maxSeqID   string
 	haveMaxSeq bool
 	botSeen    bool
-	replyTos   []delivery
+	replyTos   []reply
 }
 
-func newChecker(opts Options) *checker {
+func newChecker(opts Options, events []sortkeys.Event) *checker {
+	// Each incoming or fulfilled event delivers at most one activity: sized for that many, the
+	// deliveries and ids of a long log are not copied as they grow.
+	n := 0
+	for _, ev := range events {
+		if ev.Op == sortkeys.OpIncoming || ev.Op == sortkeys.OpFulfilled {
+			n++
+		}
+	}
 	c := &checker{
-		opts:     opts,
-		reported: map[[2]int]bool{},
-		ruleIdx:  map[string]int{},
-		posts:    map[string]*post{},
-		byID:     map[string]*act{},
-		sessions: map[string]*session{},
-		seqOwner: map[float64]string{},
+		opts:       opts,
+		reported:   map[[2]int]bool{},
+		ruleIdx:    map[string]int{},
+		posts:      map[string]*post{},
+		deliveries: make([]delivered, 0, n),
+		byID:       make(map[string]int, n),
+		sessions:   map[string]*session{},
+		seqOwner:   map[float64]string{},
 	}
 	for i, r := range Rules {
 		c.ruleIdx[r.ID] = i
@@ -203,8 +238,8 @@ func (c *checker) event(i int, ev sortkeys.Event) {
 	default:
 		return
 	}
-	a, ok := parseAct(ev.Activity, c.opts.UserID)
-	if !ok {
+	var a act
+	if !a.parse(ev.Activity, c.opts.UserID) {
 		c.add(ActivityMalformed, i, "", "the activity is not a JSON object")
 		return
 	}
@@ -213,9 +248,9 @@ func (c *checker) event(i int, ev sortkeys.Event) {
 	}
 	switch ev.Op {
 	case sortkeys.OpPost:
-		c.post(i, a)
+		c.post(i, &a)
 	case sortkeys.OpIncoming:
-		c.deliver(i, a, nil)
+		c.deliver(i, &a, nil)
 	case sortkeys.OpFulfilled:
 		cid := ev.ClientActivityID
 		if cid == "" {
@@ -229,7 +264,7 @@ func (c *checker) event(i int, ev sortkeys.Event) {
 		if p == nil {
 			p = &post{index: -1}
 		}
-		c.deliver(i, a, p)
+		c.deliver(i, &a, p)
 	}
 }
 
@@ -238,7 +273,9 @@ func (c *checker) post(i int, a *act) {
 		c.add(LocalTimestampMissing, i, a.name(), "posted activity has no localTimestamp")
 	}
 	if a.clientID != "" {
-		c.posts[a.clientID] = &post{index: i, a: a}
+		c.posts[a.clientID] = &post{
+			index: i, typ: a.typ, text: a.text(), localTS: a.localTS, localTSPresent: a.localTSPresent,
+		}
 	}
 }
 
@@ -261,33 +298,45 @@ func (c *checker) deliver(i int, a *act, echoOf *post) {
 		c.add(IDMissing, i, name, "delivered activity has no id")
 	}
 	if a.role == activity.RoleUser {
-		if !a.localTSPresent && (echoOf == nil || echoOf.a == nil || !echoOf.a.localTSPresent) {
+		if !a.localTSPresent && (echoOf == nil || !echoOf.localTSPresent) {
 			c.add(LocalTimestampMissing, i, name, "user activity has no localTimestamp")
 		}
 		if a.localTSPresent && a.tsString && a.localTS == a.ts {
 			c.add(LocalTimestampOverwritten, i, name, fmt.Sprintf("localTimestamp %q is identical to the server timestamp", a.localTS))
 		}
 	}
-	c.timestamp(i, a)
+	var t time.Time
+	tsParsed := false
+	if a.tsString {
+		t, tsParsed = parseTimestamp(a.ts)
+	}
+	c.timestamp(i, a, tsParsed)
 	c.sequenceID(i, a)
 
-	prev := c.byID[a.id]
-	first := a.id == "" || prev == nil
+	prevAt, idSeen := c.byID[a.id]
 	if a.id != "" {
-		c.byID[a.id] = a
+		c.byID[a.id] = len(c.deliveries)
 	}
-	d := delivery{index: i, a: a, first: first}
+	msg, hasMsg := a.messageEntity()
+	d := delivered{
+		index: i, id: a.id, name: name, seq: a.seq, seqKind: a.seqKind, first: !idSeen,
+		tsParsed: tsParsed, ts: a.ts, t: t, partOf: msg.isPartOf,
+	}
 	c.deliveries = append(c.deliveries, d)
-	if first {
-		c.firsts = append(c.firsts, d)
+	if d.first {
+		c.firsts++
 	}
-	isStream := c.livestream(i, a, prev != nil)
-	if !isStream && prev != nil && prev.partOf() != a.partOf() {
-		c.add(PartOfChanged, i, name, fmt.Sprintf("isPartOf changed from %s to %s in an update of the same id", orNone(prev.partOf()), orNone(a.partOf())))
+	isStream := c.livestream(i, a, idSeen, msg.isPartOf)
+	if !isStream && idSeen {
+		if was, now := partOf(c.deliveries[prevAt].partOf), partOf(msg.isPartOf); was != now {
+			c.add(PartOfChanged, i, name, fmt.Sprintf("isPartOf changed from %s to %s in an update of the same id", orNone(was), orNone(now)))
+		}
 	}
-	c.partGrouping(i, a)
+	if hasMsg {
+		c.partGrouping(i, name, msg)
+	}
 	if a.replyTo != "" && c.botSeen {
-		c.replyTos = append(c.replyTos, d)
+		c.replyTos = append(c.replyTos, reply{index: i, name: name, replyTo: a.replyTo})
 	}
 	if a.role == activity.RoleBot {
 		c.botSeen = true
@@ -295,8 +344,9 @@ func (c *checker) deliver(i int, a *act, echoOf *post) {
 }
 
 func (c *checker) pendingWithText(a *act) *post {
+	text := a.text()
 	for _, p := range c.posts {
-		if !p.echoed && p.a != nil && p.a.text != "" && p.a.text == a.text && p.a.typ == a.typ {
+		if !p.echoed && p.text != "" && p.text == text && p.typ == a.typ {
 			return p
 		}
 	}
@@ -313,20 +363,21 @@ func (c *checker) echo(i int, a *act, p *post) {
 	} else {
 		p.echoed = true
 	}
-	if p.a == nil || !p.a.localTSPresent {
+	if !p.localTSPresent {
 		return
 	}
 	switch {
 	case !a.localTSPresent:
-		c.add(LocalTimestampChanged, i, name, fmt.Sprintf("the echo dropped localTimestamp (posted %q at event %d)", p.a.localTS, p.index))
-	case a.localTS != p.a.localTS:
-		c.add(LocalTimestampChanged, i, name, fmt.Sprintf("localTimestamp changed from %q (posted at event %d) to %q", p.a.localTS, p.index, a.localTS))
+		c.add(LocalTimestampChanged, i, name, fmt.Sprintf("the echo dropped localTimestamp (posted %q at event %d)", p.localTS, p.index))
+	case a.localTS != p.localTS:
+		c.add(LocalTimestampChanged, i, name, fmt.Sprintf("localTimestamp changed from %q (posted at event %d) to %q", p.localTS, p.index, a.localTS))
 	}
 }
 
-func (c *checker) timestamp(i int, a *act) {
+// timestamp applies the timestamp rules; parsed says parseTimestamp reads a.ts.
+func (c *checker) timestamp(i int, a *act, parsed bool) {
 	name := a.name()
-	if !a.tsPresent {
+	if a.tsRaw == nil {
 		c.add(TimestampMissing, i, name, "delivered activity has no timestamp")
 		return
 	}
@@ -339,7 +390,7 @@ func (c *checker) timestamp(i int, a *act) {
 		}
 		return
 	}
-	if _, ok := parseTimestamp(a.ts); !ok {
+	if !parsed {
 		if covered {
 			c.add(TimestampNotISO, i, name, fmt.Sprintf("timestamp %q cannot be parsed as a date", a.ts))
 		} else {
@@ -374,7 +425,7 @@ func (c *checker) sequenceID(i int, a *act) {
 	case a.id == "" || owner != a.id:
 		c.add(SequenceIDDuplicate, i, name, fmt.Sprintf("webchat:sequence-id %s is also on %s", string(a.seqRaw), orNone(owner)))
 	}
-	if a.id != "" && c.byID[a.id] != nil {
+	if _, seen := c.byID[a.id]; a.id != "" && seen {
 		// A re-delivery keeps its place in delivery order; only first deliveries are compared.
 		return
 	}
@@ -387,7 +438,8 @@ func (c *checker) sequenceID(i int, a *act) {
 }
 
 // livestream applies the livestream rules and reports whether a is a valid livestream revision.
-func (c *checker) livestream(i int, a *act, idSeen bool) bool {
+// isPartOf is that of its Message entity.
+func (c *checker) livestream(i int, a *act, idSeen bool, isPartOf json.RawMessage) bool {
 	name := a.name()
 	sm, ok := a.streamMeta()
 	if !ok {
@@ -431,9 +483,9 @@ func (c *checker) livestream(i int, a *act, idSeen bool) bool {
 		c.add(LivestreamRevisionIDReused, i, name, fmt.Sprintf("livestream revision reuses the id %s of an earlier activity", a.id))
 	}
 	if s == nil {
-		s = &session{partOf: a.partOf()}
+		s = &session{partOf: partOf(isPartOf)}
 		c.sessions[ls.SessionID] = s
-	} else if p := a.partOf(); p != s.partOf {
+	} else if p := partOf(isPartOf); p != s.partOf {
 		c.add(PartOfChanged, i, name, fmt.Sprintf("isPartOf changed from %s to %s within livestream %s", orNone(s.partOf), orNone(p), ls.SessionID))
 	}
 	if ls.Kind == activity.LivestreamFinal {
@@ -442,13 +494,9 @@ func (c *checker) livestream(i int, a *act, idSeen bool) bool {
 	return true
 }
 
-func (c *checker) partGrouping(i int, a *act) {
-	e := a.messageEntity()
-	if e == nil {
-		return
-	}
-	name := a.name()
-	if raw, ok := e["isPartOf"]; ok && !isNull(raw) {
+// partGrouping applies the part grouping rules to the Message entity e of the activity name.
+func (c *checker) partGrouping(i int, name string, e entity) {
+	if raw := e.isPartOf; raw != nil && !isNull(raw) {
 		var po map[string]any
 		if err := unmarshalFirst(raw, &po); err == nil {
 			id, isStr := po["@id"].(string)
@@ -457,7 +505,7 @@ func (c *checker) partGrouping(i int, a *act) {
 			}
 		}
 	}
-	if raw, ok := e["position"]; ok && !isNull(raw) {
+	if raw := e.position; raw != nil && !isNull(raw) {
 		if _, isNum := number(activity.FirstValue(raw)); !isNum {
 			c.add(PositionNotNumber, i, name, "position is "+jsonKind(activity.FirstValue(raw))+", not a number; the activity is not grouped")
 		}
@@ -466,25 +514,21 @@ func (c *checker) partGrouping(i int, a *act) {
 
 // finish applies the rules that need the whole log.
 func (c *checker) finish() {
-	ids := make(map[string]bool, len(c.byID))
-	for id := range c.byID {
-		ids[id] = true
-	}
-	for _, d := range c.replyTos {
-		if !ids[d.a.replyTo] {
-			c.add(ReplyToUnknown, d.index, d.a.name(), fmt.Sprintf("replyToId %q names an activity that never arrives; Web Chat holds this one up to 5 s", d.a.replyTo))
+	for _, r := range c.replyTos {
+		if _, ok := c.byID[r.replyTo]; !ok {
+			c.add(ReplyToUnknown, r.index, r.name, fmt.Sprintf("replyToId %q names an activity that never arrives; Web Chat holds this one up to 5 s", r.replyTo))
 		}
 	}
 	withSeq := 0
-	for _, d := range c.deliveries {
-		if d.a.seqKind == seqNumber {
+	for k := range c.deliveries {
+		if c.deliveries[k].seqKind == seqNumber {
 			withSeq++
 		}
 	}
 	if withSeq > 0 && withSeq < len(c.deliveries) {
-		for _, d := range c.deliveries {
-			if d.a.seqKind == seqAbsent {
-				c.add(SequenceIDPartial, d.index, d.a.name(), fmt.Sprintf("no webchat:sequence-id, while %d of %d delivered activities have one; it sorts after all of them", withSeq, len(c.deliveries)))
+		for k := range c.deliveries {
+			if d := &c.deliveries[k]; d.seqKind == seqAbsent {
+				c.add(SequenceIDPartial, d.index, d.name, fmt.Sprintf("no webchat:sequence-id, while %d of %d delivered activities have one; it sorts after all of them", withSeq, len(c.deliveries)))
 			}
 		}
 	}
@@ -492,22 +536,23 @@ func (c *checker) finish() {
 
 // serviceOrder returns the first deliveries with an id in the service's order, and which order
 // that is.
-func (c *checker) serviceOrder() ([]delivery, string) {
-	var list []delivery
+func (c *checker) serviceOrder() ([]*delivered, string) {
+	var list []*delivered
 	all := true
-	for _, d := range c.firsts {
-		if d.a.id == "" {
+	for k := range c.deliveries {
+		d := &c.deliveries[k]
+		if !d.first || d.id == "" {
 			continue
 		}
 		list = append(list, d)
-		if d.a.seqKind != seqNumber {
+		if d.seqKind != seqNumber {
 			all = false
 		}
 	}
 	if !all || len(list) == 0 {
 		return list, ServiceOrderDelivery
 	}
-	sort.SliceStable(list, func(i, j int) bool { return list[i].a.seq < list[j].a.seq })
+	sort.SliceStable(list, func(i, j int) bool { return list[i].seq < list[j].seq })
 	return list, ServiceOrderSequenceID
 }
 
@@ -515,33 +560,27 @@ func (c *checker) serviceOrder() ([]delivery, string) {
 func (c *checker) order(rep *Report) {
 	list, basis := c.serviceOrder()
 	rep.Summary.ServiceOrder = basis
-	var prevT *delivery
-	var pt time.Time
-	for k := range list {
-		d := &list[k]
-		if !d.a.tsString {
-			continue
-		}
-		t, ok := parseTimestamp(d.a.ts)
-		if !ok {
+	var prevT *delivered
+	for _, d := range list {
+		if !d.tsParsed {
 			continue
 		}
 		if prevT != nil {
 			switch {
-			case t.Equal(pt):
-				c.add(TimestampNotIncreasing, d.index, d.a.name(), fmt.Sprintf("timestamp %s equals that of %s, the activity before it in the service's order", d.a.ts, prevT.a.name()))
-			case t.Before(pt):
-				c.add(TimestampNotIncreasing, d.index, d.a.name(), fmt.Sprintf("timestamp %s is earlier than %s of %s, the activity before it in the service's order", d.a.ts, prevT.a.ts, prevT.a.name()))
+			case d.t.Equal(prevT.t):
+				c.add(TimestampNotIncreasing, d.index, d.name, fmt.Sprintf("timestamp %s equals that of %s, the activity before it in the service's order", d.ts, prevT.name))
+			case d.t.Before(prevT.t):
+				c.add(TimestampNotIncreasing, d.index, d.name, fmt.Sprintf("timestamp %s is earlier than %s of %s, the activity before it in the service's order", d.ts, prevT.ts, prevT.name))
 			}
 		}
-		prevT, pt = d, t
+		prevT = d
 	}
 
 	rank := make(map[string]int, len(list))
 	rep.Service = make([]Placement, len(list))
 	for k, d := range list {
-		rank[d.a.id] = k
-		rep.Service[k] = Placement{Name: d.a.id, Index: d.index, Service: k, Display: -1}
+		rank[d.id] = k
+		rep.Service[k] = Placement{Name: d.id, Index: d.index, Service: k, Display: -1}
 	}
 	var ranks, places []int
 	for pos, it := range rep.Order {

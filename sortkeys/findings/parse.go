@@ -5,21 +5,23 @@ import (
 	"encoding/json"
 	"math"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/directline-go/directline/activity"
 	"github.com/directline-go/directline/activity/jsonscan"
 )
 
 // act is the part of one activity revision the rules read. It is read from the raw JSON, not from
-// activity.Decode alone, so that members of the wrong type can still be judged.
+// activity.Decode alone, so that members of the wrong type can still be judged. Its raw values are
+// slices of the activity, which the caller keeps anyway; only what a rule compares as a string is
+// copied. Nothing keeps an act once its rules have run (see delivered and post).
 type act struct {
-	typ, id, text, role, clientID, replyTo string
+	typ, id, role, clientID, replyTo string
+	// textRaw is the text member as sent; text decodes it for the few rules that compare texts.
+	textRaw json.RawMessage
 
-	tsPresent bool
-	tsRaw     json.RawMessage
-	ts        string // the timestamp string; "" when absent or not a string
-	tsString  bool
+	tsRaw    json.RawMessage // nil when absent
+	ts       string          // the timestamp string; "" when absent or not a string
+	tsString bool
 
 	localTS        string
 	localTSPresent bool
@@ -33,10 +35,11 @@ type act struct {
 	decodeErr error
 
 	entities []json.RawMessage
-	cd       map[string]json.RawMessage
+	// stream holds channelData's livestream members; streamMeta reads it when it has streamType.
+	stream streamFields
 }
 
-type seqKind int
+type seqKind uint8
 
 const (
 	seqAbsent seqKind = iota
@@ -46,49 +49,222 @@ const (
 
 const maxSafeInteger = 1<<53 - 1
 
-// parseAct reads one activity. ok is false when raw is not a JSON object.
-func parseAct(raw json.RawMessage, userID string) (*act, bool) {
-	m, ok := members(raw)
-	if !ok {
-		return nil, false
+// activityMembers are the raw values of the top-level members the rules and plainShape read.
+type activityMembers struct {
+	typ, id, text, replyTo, timestamp, localTimestamp, channelID, serviceURL []byte
+	from, recipient, conversation, channelData, entities, attachments        []byte
+}
+
+// field returns where the value of the member named key goes, nil for a member nothing reads.
+func (m *activityMembers) field(key []byte) *[]byte {
+	switch string(key) {
+	case "type":
+		return &m.typ
+	case "id":
+		return &m.id
+	case "text":
+		return &m.text
+	case "replyToId":
+		return &m.replyTo
+	case "timestamp":
+		return &m.timestamp
+	case "localTimestamp":
+		return &m.localTimestamp
+	case "channelId":
+		return &m.channelID
+	case "serviceUrl":
+		return &m.serviceURL
+	case "from":
+		return &m.from
+	case "recipient":
+		return &m.recipient
+	case "conversation":
+		return &m.conversation
+	case "channelData":
+		return &m.channelData
+	case "entities":
+		return &m.entities
+	case "attachments":
+		return &m.attachments
 	}
-	for k, v := range m {
-		// Web Chat treats null like absent (observeActivitySaga.ts).
-		if isNull(v) {
-			delete(m, k)
+	return nil
+}
+
+// readActivity reads the members of the activity raw in one pass. ok is false where json.Unmarshal
+// into a map[string]json.RawMessage fails or leaves the map nil: raw is not a JSON object. A value
+// is nil when the member is absent or null: Web Chat treats null like absent
+// (observeActivitySaga.ts).
+//
+// The scanner checks structure, not literals or the inside of strings, so json.Valid still runs:
+// the replay's own scan (sortkeys.Replay.Apply) accepts an activity such as {"a":tru} as well.
+func readActivity(raw json.RawMessage) (m activityMembers, ok bool) {
+	t := jsonscan.TrimSpace(raw)
+	if len(t) == 0 || t[0] != '{' || !json.Valid(raw) {
+		return m, false
+	}
+	readObject(t, m.set)
+	return m, true
+}
+
+// set stores the value of a member where field says. A repeated member leaves its last value, as
+// json.Unmarshal into a map does, and counts as absent when that is null.
+func (m *activityMembers) set(key, val []byte) {
+	if p := m.field(key); p != nil {
+		*p = val
+		if isNull(val) {
+			*p = nil
 		}
 	}
-	a := &act{}
-	a.typ, _ = str(m["type"])
-	a.id, _ = str(m["id"])
-	a.text, _ = str(m["text"])
-	a.replyTo, _ = str(m["replyToId"])
-	a.tsRaw, a.tsPresent = m["timestamp"]
-	a.ts, a.tsString = str(a.tsRaw)
-	if raw, ok := m["localTimestamp"]; ok {
-		a.localTS, _ = str(raw)
+}
+
+// readObject calls set with the key and value of each member of the JSON object raw, in order.
+// Keys come unescaped, as encoding/json reads them; a key with invalid UTF-8, which encoding/json
+// reads with replacement characters, matches no name a reader knows either way. raw must be valid
+// JSON (an activity readActivity has validated, or a member of one); ok is false when it is not
+// an object.
+//
+// The readers below take a set method rather than handing readObject their field: a pointer
+// returned through a func value would move each reader to the heap.
+func readObject(raw []byte, set func(key, val []byte)) bool {
+	t := jsonscan.TrimSpace(raw)
+	if len(t) == 0 || t[0] != '{' {
+		return false
+	}
+	_ = jsonscan.Members(t, set)
+	return true
+}
+
+// store puts the value of a member where a reader's field points (nowhere for nil), so that a
+// repeated key leaves its last value, as in a map. Below the top level, null is a value as any.
+func store(p *[]byte, val []byte) {
+	if p != nil {
+		*p = val
+	}
+}
+
+// account is what the rules read of from, recipient or conversation.
+type account struct{ id, name, role []byte }
+
+func (acc *account) field(key []byte) *[]byte {
+	switch string(key) {
+	case "id":
+		return &acc.id
+	case "name":
+		return &acc.name
+	case "role":
+		return &acc.role
+	}
+	return nil
+}
+
+func (acc *account) set(key, val []byte) { store(acc.field(key), val) }
+
+// readAccount reads an account member; ok is false when it is absent or not an object.
+func readAccount(raw []byte) (acc account, ok bool) {
+	ok = readObject(raw, acc.set)
+	return acc, ok
+}
+
+// streamFields are the livestream members of channelData or of a streaminfo entity.
+type streamFields struct{ streamType, streamID, streamSeq []byte }
+
+func (s *streamFields) field(key []byte) *[]byte {
+	switch string(key) {
+	case "streamType":
+		return &s.streamType
+	case "streamId":
+		return &s.streamID
+	case "streamSequence":
+		return &s.streamSeq
+	}
+	return nil
+}
+
+// channelData is what the rules read of channelData.
+type channelData struct {
+	clientID, seqID []byte
+	stream          streamFields
+}
+
+func (cd *channelData) field(key []byte) *[]byte {
+	switch string(key) {
+	case activity.KeyClientActivityID:
+		return &cd.clientID
+	case activity.KeySequenceID:
+		return &cd.seqID
+	}
+	return cd.stream.field(key)
+}
+
+func (cd *channelData) set(key, val []byte) { store(cd.field(key), val) }
+
+// entity is what the rules read of one entity: its type, the schema.org Message members and the
+// streaminfo members.
+type entity struct {
+	typ, atID, isPartOf, position []byte
+	stream                        streamFields
+}
+
+func (e *entity) field(key []byte) *[]byte {
+	switch string(key) {
+	case "type":
+		return &e.typ
+	case "@id":
+		return &e.atID
+	case "isPartOf":
+		return &e.isPartOf
+	case "position":
+		return &e.position
+	}
+	return e.stream.field(key)
+}
+
+func (e *entity) set(key, val []byte) { store(e.field(key), val) }
+
+// parse reads one activity into a. ok is false when raw is not a JSON object.
+func (a *act) parse(raw json.RawMessage, userID string) bool {
+	m, ok := readActivity(raw)
+	if !ok {
+		return false
+	}
+	a.typ, _ = str(m.typ)
+	a.id, _ = str(m.id)
+	a.textRaw = m.text
+	a.replyTo, _ = str(m.replyTo)
+	a.tsRaw = m.timestamp
+	a.ts, a.tsString = str(m.timestamp)
+	if m.localTimestamp != nil {
+		a.localTS, _ = str(m.localTimestamp)
 		a.localTSPresent = true
 	}
-	// The activity is valid JSON: its members are read without validating them again.
-	a.cd, _ = validMembers(m["channelData"])
-	if e := jsonscan.TrimSpace(m["entities"]); len(e) > 0 && e[0] == '[' {
+	var cd channelData
+	readObject(m.channelData, cd.set)
+	a.stream = cd.stream
+	if e := m.entities; len(e) > 0 && e[0] == '[' {
 		_ = jsonscan.Elements(e, func(v []byte) { a.entities = append(a.entities, v) })
 	}
-	a.clientID, _ = str(a.cd[activity.KeyClientActivityID])
-	if raw, ok := a.cd[activity.KeySequenceID]; ok && !isNull(raw) {
-		a.seqRaw = raw
-		if n, ok := number(raw); ok {
+	a.clientID, _ = str(cd.clientID)
+	if cd.seqID != nil && !isNull(cd.seqID) {
+		a.seqRaw = cd.seqID
+		if n, ok := number(cd.seqID); ok {
 			a.seqKind, a.seq = seqNumber, n
 		} else {
 			a.seqKind = seqOther
 		}
 	}
-	a.role = inferRole(m["from"], userID)
+	from, isObject := readAccount(m.from)
+	a.role = inferRole(from, isObject, userID)
 	a.raw = raw
-	if !plainShape(m) {
+	if !plainShape(&m, from, isObject) {
 		_, a.decodeErr = activity.Decode(raw)
 	}
-	return a, true
+	return true
+}
+
+// text is the text member when it is a string, else "".
+func (a *act) text() string {
+	s, _ := str(a.textRaw)
+	return s
 }
 
 // decoded returns the activity as activity.Decode reads it, or nil when it does not decode.
@@ -107,36 +283,43 @@ func (a *act) decoded() *activity.Activity {
 
 // plainShape reports whether the members activity.Decode types have the JSON types it wants
 // (strings, objects with string id/name/role, arrays). It may answer false for a valid activity
-// (attachments are left to activity.Decode), never true for one Decode rejects.
-func plainShape(m map[string]json.RawMessage) bool {
-	for _, k := range []string{"type", "id", "timestamp", "channelId", "serviceUrl", "replyToId", "text"} {
-		if v, ok := m[k]; ok && !startsWith(v, '"') {
+// (attachments are left to activity.Decode), never true for one Decode rejects. from is m.from
+// as readAccount read it.
+func plainShape(m *activityMembers, from account, fromObject bool) bool {
+	for _, v := range [...][]byte{m.typ, m.id, m.timestamp, m.channelID, m.serviceURL, m.replyTo, m.text} {
+		if v != nil && !startsWith(v, '"') {
 			return false
 		}
 	}
 	// An empty attachments array is all a sent message usually has, and nothing in it can fail.
-	if v, ok := m["attachments"]; ok && !isEmptyArray(v) {
+	if m.attachments != nil && !isEmptyArray(m.attachments) {
 		return false
 	}
-	if v, ok := m["entities"]; ok && !startsWith(v, '[') {
+	if m.entities != nil && !startsWith(m.entities, '[') {
 		return false
 	}
-	if v, ok := m["channelData"]; ok && !startsWith(v, '{') {
+	if m.channelData != nil && !startsWith(m.channelData, '{') {
 		return false
 	}
-	for _, k := range []string{"from", "recipient", "conversation"} {
-		v, ok := m[k]
-		if !ok {
+	if m.from != nil && !(fromObject && from.plain()) {
+		return false
+	}
+	for _, raw := range [...][]byte{m.recipient, m.conversation} {
+		if raw == nil {
 			continue
 		}
-		acc, ok := validMembers(v)
-		if !ok {
+		if acc, ok := readAccount(raw); !ok || !acc.plain() {
 			return false
 		}
-		for _, f := range []string{"id", "name", "role"} {
-			if fv, ok := acc[f]; ok && !isNull(fv) && !startsWith(fv, '"') {
-				return false
-			}
+	}
+	return true
+}
+
+// plain reports whether id, name and role are strings where present and not null.
+func (acc *account) plain() bool {
+	for _, v := range [...][]byte{acc.id, acc.name, acc.role} {
+		if v != nil && !isNull(v) && !startsWith(v, '"') {
+			return false
 		}
 	}
 	return true
@@ -148,16 +331,16 @@ func startsWith(raw json.RawMessage, c byte) bool {
 }
 
 // inferRole applies Web Chat's role inference (observeActivitySaga.ts): no from → channel; no
-// role → user when from.id is the user id, bot when it is set, channel otherwise.
-func inferRole(raw json.RawMessage, userID string) string {
-	from, ok := validMembers(raw)
-	if !ok {
+// role → user when from.id is the user id, bot when it is set, channel otherwise. isObject is
+// false when from is absent or not an object.
+func inferRole(from account, isObject bool, userID string) string {
+	if !isObject {
 		return "channel"
 	}
-	if role, ok := str(from["role"]); ok && role != "" {
+	if role, ok := str(from.role); ok && role != "" {
 		return role
 	}
-	id, _ := str(from["id"])
+	id, _ := str(from.id)
 	switch {
 	case id != "" && id == userID:
 		return activity.RoleUser
@@ -189,158 +372,60 @@ type streamMeta struct {
 }
 
 func (a *act) streamMeta() (streamMeta, bool) {
-	src := a.cd
-	if _, ok := src["streamType"]; !ok {
-		src = nil
+	src := a.stream
+	if src.streamType == nil {
+		src = streamFields{}
 		for _, raw := range a.entities {
-			if e, ok := validMembers(raw); ok {
-				if t, _ := str(e["type"]); t == "streaminfo" {
-					src = e
+			var e entity
+			if readObject(raw, e.set) {
+				if t, _ := str(e.typ); t == "streaminfo" {
+					src = e.stream
 					break
 				}
 			}
 		}
 	}
-	st, ok := str(src["streamType"])
+	st, ok := str(src.streamType)
 	if !ok {
 		return streamMeta{}, false
 	}
 	sm := streamMeta{streamType: st}
-	sm.streamID, _ = str(src["streamId"])
-	sm.seqRaw, sm.seqPresent = src["streamSequence"]
+	sm.streamID, _ = str(src.streamID)
+	sm.seqRaw, sm.seqPresent = src.streamSeq, src.streamSeq != nil
 	return sm, true
 }
 
-// messageEntity returns the raw schema.org Message entity Web Chat reads: the first entity whose
+// messageEntity returns the schema.org Message entity Web Chat reads: the first entity whose
 // type starts with https://schema.org/ and whose @id is "" (getOrgSchemaMessage.ts).
-func (a *act) messageEntity() map[string]json.RawMessage {
+func (a *act) messageEntity() (entity, bool) {
 	for _, raw := range a.entities {
-		e, ok := validMembers(raw)
-		if !ok {
+		var e entity
+		if !readObject(raw, e.set) {
 			continue
 		}
-		t, _ := str(e["type"])
-		id, ok := str(e["@id"])
+		t, _ := str(e.typ)
+		id, ok := str(e.atID)
 		if strings.HasPrefix(t, "https://schema.org/") && ok && id == "" {
-			return e
+			return e, true
 		}
 	}
-	return nil
+	return entity{}, false
 }
 
-// partOf is the isPartOf of the Message entity as compact JSON ("" when absent), used to see
+// partOf is the isPartOf of a Message entity as compact JSON ("" when absent), used to see
 // whether it changes between revisions.
-func (a *act) partOf() string {
-	e := a.messageEntity()
-	raw, ok := e["isPartOf"]
-	if !ok || isNull(raw) {
+func partOf(isPartOf json.RawMessage) string {
+	if isPartOf == nil || isNull(isPartOf) {
 		return ""
 	}
 	var buf bytes.Buffer
-	if json.Compact(&buf, raw) != nil {
-		return string(raw)
+	if json.Compact(&buf, isPartOf) != nil {
+		return string(isPartOf)
 	}
 	return buf.String()
 }
 
 func str(raw json.RawMessage) (string, bool) { return jsonscan.StringValue(raw) }
-
-// members reads the JSON object raw as json.Unmarshal into a map[string]json.RawMessage does: ok
-// is false where that fails or leaves the map nil (null), and the values are the same bytes, here
-// slices of raw rather than copies. After json.Valid, the member scan sees what encoding/json
-// sees; keys are unescaped, and keys with invalid UTF-8 read with its replacement characters, as
-// encoding/json reads them.
-func members(raw json.RawMessage) (map[string]json.RawMessage, bool) {
-	if !json.Valid(raw) {
-		return nil, false
-	}
-	return validMembers(raw)
-}
-
-// validMembers is members for a value already known to be valid JSON, such as a member of an
-// activity members has read.
-func validMembers(raw json.RawMessage) (map[string]json.RawMessage, bool) {
-	t := jsonscan.TrimSpace(raw)
-	if len(t) == 0 || t[0] != '{' {
-		return nil, false
-	}
-	m := map[string]json.RawMessage{}
-	jsonscan.Members(t, func(k, v []byte) {
-		key, known := commonKey(k)
-		if !known {
-			key = string(k)
-			if !utf8.Valid(k) {
-				_ = json.Unmarshal(append(append([]byte{'"'}, k...), '"'), &key)
-			}
-		}
-		m[key] = v
-	})
-	return m, true
-}
-
-// commonKey returns the member names of activities, channelData, accounts and entities as
-// constants, so that the maps of a long log do not allocate a copy of each.
-func commonKey(k []byte) (string, bool) {
-	switch string(k) {
-	case "type":
-		return "type", true
-	case "id":
-		return "id", true
-	case "timestamp":
-		return "timestamp", true
-	case "localTimestamp":
-		return "localTimestamp", true
-	case "localTimezone":
-		return "localTimezone", true
-	case "locale":
-		return "locale", true
-	case "from":
-		return "from", true
-	case "recipient":
-		return "recipient", true
-	case "conversation":
-		return "conversation", true
-	case "channelId":
-		return "channelId", true
-	case "serviceUrl":
-		return "serviceUrl", true
-	case "text":
-		return "text", true
-	case "replyToId":
-		return "replyToId", true
-	case "channelData":
-		return "channelData", true
-	case "entities":
-		return "entities", true
-	case "attachments":
-		return "attachments", true
-	case "name":
-		return "name", true
-	case "role":
-		return "role", true
-	case activity.KeyClientActivityID:
-		return activity.KeyClientActivityID, true
-	case activity.KeySequenceID:
-		return activity.KeySequenceID, true
-	case "streamType":
-		return "streamType", true
-	case "streamId":
-		return "streamId", true
-	case "streamSequence":
-		return "streamSequence", true
-	case "@context":
-		return "@context", true
-	case "@id":
-		return "@id", true
-	case "@type":
-		return "@type", true
-	case "isPartOf":
-		return "isPartOf", true
-	case "position":
-		return "position", true
-	}
-	return "", false
-}
 
 func number(raw json.RawMessage) (float64, bool) {
 	t := jsonscan.TrimSpace(raw)

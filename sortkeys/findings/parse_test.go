@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// membersByEncodingJSON is the reference members replaces.
-func membersByEncodingJSON(raw json.RawMessage) (map[string]json.RawMessage, bool) {
+// unmarshalMembers is the reference the readers are checked against: json.Unmarshal into a map.
+func unmarshalMembers(raw []byte) (map[string]json.RawMessage, bool) {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(raw, &m) != nil || m == nil {
 		return nil, false
@@ -15,22 +15,78 @@ func membersByEncodingJSON(raw json.RawMessage) (map[string]json.RawMessage, boo
 	return m, true
 }
 
-func checkMembers(t *testing.T, raw []byte) {
+// memberNames are every name a reader's field knows, and a few it does not.
+var memberNames = []string{
+	"type", "id", "text", "replyToId", "timestamp", "localTimestamp", "channelId", "serviceUrl",
+	"from", "recipient", "conversation", "channelData", "entities", "attachments", "name", "role",
+	"clientActivityID", "webchat:sequence-id", "streamType", "streamId", "streamSequence", "@id",
+	"isPartOf", "position", "a", "Type", "@type",
+}
+
+// checkReader compares what field received for each name with the reference map want.
+func checkReader(t *testing.T, raw []byte, field func([]byte) *[]byte, want map[string]json.RawMessage) {
 	t.Helper()
-	got, gotOK := members(raw)
-	want, wantOK := membersByEncodingJSON(raw)
-	if gotOK != wantOK || len(got) != len(want) {
-		t.Fatalf("%q: members = %v %v, encoding/json = %v %v", raw, got, gotOK, want, wantOK)
-	}
-	for k, v := range want {
-		if g, ok := got[k]; !ok || !bytes.Equal(g, v) {
-			t.Fatalf("%q: member %q = %q (present %v), encoding/json %q", raw, k, g, ok, v)
+	for _, name := range memberNames {
+		p := field([]byte(name))
+		if p == nil {
+			continue
+		}
+		w, ok := want[name]
+		if ok != (*p != nil) || !bytes.Equal(*p, w) {
+			t.Fatalf("%q: member %q = %q, encoding/json %q (present %v)", raw, name, *p, w, ok)
 		}
 	}
 }
 
-// TestMembersMatchEncodingJSON: the scanning reader of an activity's members answers as decoding
-// into a map[string]json.RawMessage does.
+func checkMembers(t *testing.T, raw []byte) {
+	t.Helper()
+	m, ok := readActivity(raw)
+	want, wantOK := unmarshalMembers(raw)
+	if ok != wantOK {
+		t.Fatalf("%q: readActivity ok = %v, encoding/json %v", raw, ok, wantOK)
+	}
+	if !ok {
+		return
+	}
+	top := map[string]json.RawMessage{}
+	for k, v := range want {
+		// Web Chat treats a null member like an absent one.
+		if !isNull(v) {
+			top[k] = v
+		}
+	}
+	checkReader(t, raw, m.field, top)
+	// Members of the objects inside, null included, and of each entity.
+	var objects [][]byte
+	for _, v := range want {
+		objects = append(objects, v)
+		var elems []json.RawMessage
+		if json.Unmarshal(v, &elems) == nil {
+			for _, e := range elems {
+				objects = append(objects, e)
+			}
+		}
+	}
+	for _, v := range objects {
+		inner, isObject := unmarshalMembers(v)
+		var acc account
+		var cd channelData
+		var e entity
+		readers := []struct {
+			set   func(key, val []byte)
+			field func([]byte) *[]byte
+		}{{acc.set, acc.field}, {cd.set, cd.field}, {e.set, e.field}}
+		for _, r := range readers {
+			if readObject(v, r.set) != isObject {
+				t.Fatalf("%q: readObject(%q) ok = %v, encoding/json %v", raw, v, !isObject, isObject)
+			}
+			checkReader(t, v, r.field, inner)
+		}
+	}
+}
+
+// TestMembersMatchEncodingJSON: the one-pass readers of an activity and of the objects in it see
+// each member as decoding into a map[string]json.RawMessage does.
 func TestMembersMatchEncodingJSON(t *testing.T) {
 	for _, raw := range membersSeeds {
 		checkMembers(t, []byte(raw))
@@ -45,6 +101,14 @@ var membersSeeds = []string{
 	"{\"a\":\"\x01\"}", `{"a":1e999}`, `{"a":-0.5E+3,"b":true,"c":false}`,
 	// Whitespace outside JSON's four: vertical tab, form feed, NEL and no-break space.
 	"\v{}", "{}\f", "\u0085{}", "{}\u00a0", "\t\r\n{}\n",
+	// Repeated and null members at the top and inside, escaped and invalid UTF-8 keys.
+	`{"type":"message","type":null,"id":null,"id":"x","from":{"role":"bot","role":null}}`,
+	`{"channelData":{"streamType":"final"},"channelData":null}`,
+	`{"channelData":null,"channelData":{"streamType":null,"streamId":"s","streamId":1}}`,
+	`{"\u0069d":"a","from":{"\u0072ole":"user","i\u0064":"u"},"ty\u0070e":5}`,
+	"{\"t\xffype\":\"x\",\"from\":{\"r\xc3ole\":1}}",
+	`{"entities":[{"type":"streaminfo","streamType":"streaming","streamSequence":null},null,3,{"@id":"","isPartOf":{"@id":"_:a"},"position":[1]}]}`,
+	`{ "channelData" : { "clientActivityID" : "c" , "webchat:sequence-id" : 1.5 } , "text" : [ ] }`,
 }
 
 func FuzzMembers(f *testing.F) {
