@@ -311,9 +311,9 @@ func (c *checker) deliver(i int, a *act, echoOf *post) {
 		t, tsParsed = parseTimestamp(a.ts)
 	}
 	c.timestamp(i, a, tsParsed)
-	c.sequenceID(i, a)
-
 	prevAt, idSeen := c.byID[a.id]
+	c.sequenceID(i, a, idSeen)
+
 	if a.id != "" {
 		c.byID[a.id] = len(c.deliveries)
 	}
@@ -407,7 +407,8 @@ func (c *checker) timestamp(i int, a *act, parsed bool) {
 	}
 }
 
-func (c *checker) sequenceID(i int, a *act) {
+// sequenceID applies the sequence id rules; idSeen says an earlier activity had a's id.
+func (c *checker) sequenceID(i int, a *act, idSeen bool) {
 	name := a.name()
 	switch a.seqKind {
 	case seqOther:
@@ -425,7 +426,7 @@ func (c *checker) sequenceID(i int, a *act) {
 	case a.id == "" || owner != a.id:
 		c.add(SequenceIDDuplicate, i, name, fmt.Sprintf("webchat:sequence-id %s is also on %s", string(a.seqRaw), orNone(owner)))
 	}
-	if _, seen := c.byID[a.id]; a.id != "" && seen {
+	if idSeen {
 		// A re-delivery keeps its place in delivery order; only first deliveries are compared.
 		return
 	}
@@ -537,7 +538,7 @@ func (c *checker) finish() {
 // serviceOrder returns the first deliveries with an id in the service's order, and which order
 // that is.
 func (c *checker) serviceOrder() ([]*delivered, string) {
-	var list []*delivered
+	list := make([]*delivered, 0, c.firsts)
 	all := true
 	for k := range c.deliveries {
 		d := &c.deliveries[k]
@@ -576,13 +577,16 @@ func (c *checker) order(rep *Report) {
 		prevT = d
 	}
 
-	rank := make(map[string]int, len(list))
+	// list has the first delivery of every id byID holds, and of no other: byID, which nothing
+	// reads any more, is turned into each id's place in list rather than building that map anew.
+	rank := c.byID
 	rep.Service = make([]Placement, len(list))
 	for k, d := range list {
 		rank[d.id] = k
 		rep.Service[k] = Placement{Name: d.id, Index: d.index, Service: k, Display: -1}
 	}
-	var ranks, places []int
+	c.byID = nil
+	ranks, places := make([]int, 0, len(list)), make([]int, 0, len(list))
 	for pos, it := range rep.Order {
 		k, ok := rank[it.ID]
 		if it.ID == "" || !ok || rep.Service[k].Display >= 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/directline-go/directline/activity"
@@ -95,8 +96,9 @@ func (m *activityMembers) field(key []byte) *[]byte {
 // is nil when the member is absent or null: Web Chat treats null like absent
 // (observeActivitySaga.ts).
 //
-// The scanner checks structure, not literals or the inside of strings, so json.Valid still runs:
-// the replay's own scan (sortkeys.Replay.Apply) accepts an activity such as {"a":tru} as well.
+// The scanner checks structure, not literals or the inside of strings, so json.Valid still runs;
+// that sortkeys.Replay.Apply took the activity does not make it valid JSON either, as its scan
+// accepts {"a":tru}.
 func readActivity(raw json.RawMessage) (m activityMembers, ok bool) {
 	t := jsonscan.TrimSpace(raw)
 	if len(t) == 0 || t[0] != '{' || !json.Valid(raw) {
@@ -427,13 +429,17 @@ func partOf(isPartOf json.RawMessage) string {
 
 func str(raw json.RawMessage) (string, bool) { return jsonscan.StringValue(raw) }
 
+// number returns raw as json.Unmarshal into a float64 reads it; ok is false for any other value
+// than a number, and for a number out of float64's range. raw is a value of an activity that has
+// passed json.Valid, so a value starting like a number is a JSON number, which ParseFloat reads
+// as encoding/json does (without its reflection and second validation).
 func number(raw json.RawMessage) (float64, bool) {
 	t := jsonscan.TrimSpace(raw)
 	if len(t) == 0 || !(t[0] == '-' || (t[0] >= '0' && t[0] <= '9')) {
 		return 0, false
 	}
-	var n float64
-	if json.Unmarshal(t, &n) != nil {
+	n, err := strconv.ParseFloat(string(t), 64)
+	if err != nil {
 		return 0, false
 	}
 	return n, true
