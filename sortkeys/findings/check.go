@@ -162,6 +162,7 @@ type reply struct {
 // makes one with index -1 and no posted values.
 type post struct {
 	index  int
+	cid    string
 	echoed bool
 	// The posted activity's values the echo rules compare.
 	typ, text      string
@@ -181,7 +182,10 @@ type checker struct {
 	reported map[[2]int]bool
 	ruleIdx  map[string]int
 
-	posts      map[string]*post
+	posts map[string]*post
+	// byText lists, under type and text, the posts an echo without clientActivityID may belong
+	// to, earliest first; pendingWithText drops the ones no longer pending as it meets them.
+	byText     map[string][]*post
 	deliveries []delivered
 	// firsts counts the deliveries with first set.
 	firsts int
@@ -210,6 +214,7 @@ func newChecker(opts Options, events []sortkeys.Event) *checker {
 		reported:   map[[2]int]bool{},
 		ruleIdx:    map[string]int{},
 		posts:      map[string]*post{},
+		byText:     map[string][]*post{},
 		deliveries: make([]delivered, 0, n),
 		byID:       make(map[string]int, n),
 		sessions:   map[string]*session{},
@@ -273,11 +278,18 @@ func (c *checker) post(i int, a *act) {
 		c.add(LocalTimestampMissing, i, a.name(), "posted activity has no localTimestamp")
 	}
 	if a.clientID != "" {
-		c.posts[a.clientID] = &post{
-			index: i, typ: a.typ, text: a.text(), localTS: a.localTS, localTSPresent: a.localTSPresent,
+		p := &post{
+			index: i, cid: a.clientID, typ: a.typ, text: a.text(), localTS: a.localTS, localTSPresent: a.localTSPresent,
+		}
+		c.posts[a.clientID] = p
+		if p.text != "" {
+			k := textKey(p.typ, p.text)
+			c.byText[k] = append(c.byText[k], p)
 		}
 	}
 }
+
+func textKey(typ, text string) string { return typ + "\x00" + text }
 
 // deliver applies the per-activity rules to an activity the service delivered. echoOf is the
 // post a fulfilled event completes (nil for incoming events).
@@ -343,14 +355,24 @@ func (c *checker) deliver(i int, a *act, echoOf *post) {
 	}
 }
 
+// pendingWithText returns the earliest post still pending with a's type and (non-empty) text, or
+// nil. A post stops pending for good once echoed or posted again under its clientActivityID.
 func (c *checker) pendingWithText(a *act) *post {
 	text := a.text()
-	for _, p := range c.posts {
-		if !p.echoed && p.text != "" && p.text == text && p.typ == a.typ {
-			return p
-		}
+	if text == "" {
+		return nil
 	}
-	return nil
+	k := textKey(a.typ, text)
+	ps := c.byText[k]
+	for len(ps) > 0 && (ps[0].echoed || c.posts[ps[0].cid] != ps[0]) {
+		ps = ps[1:]
+	}
+	if len(ps) == 0 {
+		delete(c.byText, k)
+		return nil
+	}
+	c.byText[k] = ps
+	return ps[0]
 }
 
 func (c *checker) echo(i int, a *act, p *post) {

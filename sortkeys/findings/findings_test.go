@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -452,5 +453,36 @@ func TestServiceShapeMatchesGeneralPath(t *testing.T) {
 		"2024-05-01T1a:00:00.000Z", "２024-05-01T10:00:00.000Z",
 	} {
 		checkServiceShape(t, s)
+	}
+}
+
+// TestEchoWithoutClientActivityIDNamesEarliestPending: among posts with the same text, an echo
+// without clientActivityID is taken for the earliest one still pending, every time.
+func TestEchoWithoutClientActivityIDNamesEarliestPending(t *testing.T) {
+	postC2 := strings.Replace(postC1, `"c1"`, `"c2"`, 1)
+	postC3 := strings.Replace(postC1, `"c1"`, `"c3"`, 1)
+	log := events(
+		posted(postC1),                 // 0
+		posted(postC2),                 // 1
+		posted(postC3),                 // 2
+		posted(postC1),                 // 3: c1 again, so the post at 0 no longer pends
+		in(echoC1("", "u1", postedLT)), // 4: taken for the post at 1
+		fulfilled("c2", echoC1("c2", "u2", postedLT)), // 5
+		in(echoC1("", "u3", postedLT)),                // 6: taken for the post at 2
+	)
+	for range 20 {
+		var got []string
+		for _, f := range Check(log, Options{}).Findings {
+			if f.Rule == EchoWithoutClientActivityID {
+				got = append(got, fmt.Sprintf("%d: %s", f.Index, f.Message))
+			}
+		}
+		want := []string{
+			"4: looks like the echo of the activity posted at event 1 (same text) but has no channelData.clientActivityID",
+			"6: looks like the echo of the activity posted at event 2 (same text) but has no channelData.clientActivityID",
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("findings %q, want %q", got, want)
+		}
 	}
 }
