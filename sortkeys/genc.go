@@ -26,6 +26,9 @@ type session struct {
 	entries   []sessionEntry
 	finalized bool
 	ts        jsNum
+	// groups are the indices in genC.groupList of the groupings that hold the session as a
+	// part, so that a delete finds them without reading every grouping.
+	groups []int32
 	// u is the session's main-list unit once it has one: own, the unit kept inside the session
 	// with its first entries (room), so that a revision finds them in the lines it reads anyway.
 	u    *unit
@@ -324,6 +327,8 @@ func (g *genC) upsert(r *record) {
 		}
 		if !isLS {
 			g.addLink(lc, gr.idx, true)
+		} else if existing < 0 {
+			s.groups = append(s.groups, int32(gr.idx))
 		}
 		kind, ts = unitGrouping, gr.ts
 		r.unitPrefix, r.unitKey = unitHowTo, gid
@@ -485,16 +490,7 @@ func (g *genC) delete(id string) {
 	if !ok || g.act(lid) == nil {
 		return
 	}
-	uiBefore := g.uiList()
-	anchor := -1
-	for i, r := range uiBefore {
-		if !r.ghost && int(r.lid) == lid {
-			if i > 0 {
-				anchor = int(uiBefore[i-1].lid)
-			}
-			break
-		}
-	}
+	anchor := g.uiBefore(lid)
 	gone := *g.act(lid)
 	gone.ghost = true
 	g.ghosts[anchor] = append(g.ghosts[anchor], &gone)
@@ -557,7 +553,7 @@ func (g *genC) delete(id string) {
 			} else {
 				s.ts = s.entries[0].ts
 			}
-			for _, gr := range g.groupsWithSession(sid) {
+			for _, gr := range g.groupsWithSession(s) {
 				for i := range gr.parts {
 					if gr.parts[i].kind == unitSession && gr.parts[i].sid == sid {
 						gr.parts[i].ts = s.ts
@@ -571,7 +567,7 @@ func (g *genC) delete(id string) {
 			if s.u != nil {
 				g.list.Remove(s.u)
 			}
-			for _, gr := range g.groupsWithSession(sid) {
+			for _, gr := range g.groupsWithSession(s) {
 				for i := range gr.parts {
 					if gr.parts[i].kind == unitSession && gr.parts[i].sid == sid {
 						gr.parts = append(gr.parts[:i], gr.parts[i+1:]...)
@@ -589,21 +585,192 @@ func (g *genC) delete(id string) {
 	}
 }
 
-// groupsWithSession lists the groupings that hold session sid as a part (deletes only).
-func (g *genC) groupsWithSession(sid string) []*grouping {
+// groupsWithSession lists the groupings that hold session s as a part (deletes only).
+func (g *genC) groupsWithSession(s *session) []*grouping {
 	var out []*grouping
-	for _, gr := range g.groupList {
+	for _, gi := range s.groups {
+		gr := g.groupList[gi]
 		if gr == nil {
 			continue
 		}
 		for _, p := range gr.parts {
-			if p.kind == unitSession && p.sid == sid {
+			if p.kind == unitSession && p.sid == s.sid {
 				out = append(out, gr)
 				break
 			}
 		}
 	}
 	return out
+}
+
+// uiBefore is the local id of the uiList element just before local id lid's first appearance
+// there (-1: none), without building the list: the record each() emits before lid, then, if
+// that is the record's first appearance (uiList emits a local id's ghosts once, after its first
+// appearance), the last ghost anchored at it, the last ghost anchored at that one, and so on.
+// A deleted local id never comes back, so a ghost's local id is no record's and appears once.
+func (g *genC) uiBefore(lid int) int {
+	at, ok := g.firstAppearance(lid)
+	if !ok {
+		return -1
+	}
+	cur := -1
+	if r, rat, ok := g.emittedBefore(at); ok {
+		cur = int(r.lid)
+		if first, _ := g.firstAppearance(cur); first != rat {
+			return cur
+		}
+	}
+	for {
+		gs := g.ghosts[cur]
+		if len(gs) == 0 {
+			return cur
+		}
+		cur = int(gs[len(gs)-1].lid)
+	}
+}
+
+// appearance is where each() emits a record: the index of its unit in the main list, the part
+// within a grouping and the entry within a session (0 where there is none). Appearances compare
+// in each() order field by field.
+type appearance struct{ unit, part, entry int }
+
+func (a appearance) less(b appearance) bool {
+	if a.unit != b.unit {
+		return a.unit < b.unit
+	}
+	if a.part != b.part {
+		return a.part < b.part
+	}
+	return a.entry < b.entry
+}
+
+// firstAppearance is where each() first emits live local id lid. A local id can appear more than
+// once: a plain unit left behind when it joined a session or grouping, several revisions in one
+// session, several sessions or groupings, a session held by several groupings. Each of those is
+// reached through lid's plain unit and links, so the cost is that of lid's own units.
+func (g *genC) firstAppearance(lid int) (appearance, bool) {
+	var best appearance
+	found := false
+	note := func(a appearance) {
+		if !found || a.less(best) {
+			best, found = a, true
+		}
+	}
+	lc := g.loc(lid)
+	if lc.plain != nil {
+		note(appearance{unit: g.list.Index(lc.plain)})
+	}
+	for i := lc.links; i != 0; i = g.links[i].next {
+		l := g.links[i]
+		if l.group {
+			gr := g.groupList[l.idx]
+			if gr == nil || gr.u == nil {
+				continue
+			}
+			for pi, p := range gr.parts {
+				if p.kind == unitActivity && p.lid == lid {
+					note(appearance{unit: g.list.Index(gr.u), part: pi})
+					break
+				}
+			}
+			continue
+		}
+		s := g.sessionList[l.idx]
+		if s == nil {
+			continue
+		}
+		e := -1
+		for ei, en := range s.entries {
+			if en.lid == lid {
+				e = ei
+				break
+			}
+		}
+		if e < 0 {
+			continue
+		}
+		if s.u != nil {
+			note(appearance{unit: g.list.Index(s.u), entry: e})
+		}
+		for _, gi := range s.groups {
+			gr := g.groupList[gi]
+			if gr == nil || gr.u == nil {
+				continue
+			}
+			for pi, p := range gr.parts {
+				if p.kind == unitSession && p.sid == s.sid {
+					note(appearance{unit: g.list.Index(gr.u), part: pi, entry: e})
+					break
+				}
+			}
+		}
+	}
+	return best, found
+}
+
+// emittedBefore is the record each() emits just before appearance at, and where.
+func (g *genC) emittedBefore(at appearance) (*record, appearance, bool) {
+	if r, a, ok := g.lastIn(at.unit, at.part, at.entry); ok {
+		return r, a, true
+	}
+	// Units that emit nothing (a grouping whose parts are gone, say) are rare: stepping over
+	// them one by one is cheap.
+	for ui := at.unit - 1; ui >= 0; ui-- {
+		if r, a, ok := g.lastIn(ui, math.MaxInt, math.MaxInt); ok {
+			return r, a, true
+		}
+	}
+	return nil, appearance{}, false
+}
+
+// lastIn is the last record the unit of index ui emits before its part and entry given
+// (math.MaxInt for both: the whole unit).
+func (g *genC) lastIn(ui, part, entry int) (*record, appearance, bool) {
+	u := g.list.At(ui)
+	switch u.kind {
+	case unitActivity:
+		if part == math.MaxInt {
+			if r := g.act(int(u.lid)); r != nil {
+				return r, appearance{unit: ui}, true
+			}
+		}
+		return nil, appearance{}, false
+	case unitSession:
+		if r, e, ok := g.lastEntry(u.sess, entry); ok {
+			return r, appearance{unit: ui, entry: e}, true
+		}
+		return nil, appearance{}, false
+	}
+	parts := u.grp.parts
+	for pi := min(part, len(parts)-1); pi >= 0; pi-- {
+		p := parts[pi]
+		if p.kind == unitSession {
+			bound := math.MaxInt
+			if pi == part {
+				bound = entry
+			}
+			if s := g.session(p.sid); s != nil {
+				if r, e, ok := g.lastEntry(s, bound); ok {
+					return r, appearance{unit: ui, part: pi, entry: e}, true
+				}
+			}
+		} else if pi < part {
+			if r := g.act(p.lid); r != nil {
+				return r, appearance{unit: ui, part: pi}, true
+			}
+		}
+	}
+	return nil, appearance{}, false
+}
+
+// lastEntry is the last live entry of s before index bound, and its index.
+func (g *genC) lastEntry(s *session, bound int) (*record, int, bool) {
+	for e := min(bound, len(s.entries)) - 1; e >= 0; e-- {
+		if r := g.act(s.entries[e].lid); r != nil {
+			return r, e, true
+		}
+	}
+	return nil, 0, false
 }
 
 // each flattens the main list into state.activities (computeSortedActivities.ts).

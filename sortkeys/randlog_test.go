@@ -12,15 +12,19 @@ import (
 // restored user messages and, when wild, missing or unparseable timestamps, sequence ids,
 // deletes and late revisions after a final.
 type logGen struct {
-	rng    *rand.Rand
-	wild   bool
-	clock  int64 // ms since 2025-01-01
-	serial int
-	bots   []string
-	open   []*genSession
-	groups []string
-	sends  []*genSend
-	events []Event
+	rng  *rand.Rand
+	wild bool
+	// deletes, when set, makes one event in five a delete of an id delivered so far (any kind:
+	// livestream revisions, HowTo parts, echoes), often a recent one; ids keeps them.
+	deletes bool
+	ids     []string
+	clock   int64 // ms since 2025-01-01
+	serial  int
+	bots    []string
+	open    []*genSession
+	groups  []string
+	sends   []*genSend
+	events  []Event
 }
 
 type genSession struct {
@@ -85,6 +89,9 @@ func (g *logGen) emit(op Op, act map[string]any, cid string) json.RawMessage {
 		raw = b
 	}
 	g.events = append(g.events, Event{Op: op, Activity: raw, ClientActivityID: cid})
+	if id, ok := act["id"].(string); ok && g.deletes {
+		g.ids = append(g.ids, id)
+	}
 	return raw
 }
 
@@ -124,6 +131,14 @@ func partOf(a map[string]any, group string, pos int) {
 
 // step appends one or two events.
 func (g *logGen) step() {
+	if g.deletes && len(g.ids) > 0 && g.rng.IntN(5) == 0 {
+		from := 0
+		if g.rng.IntN(2) == 0 {
+			from = max(0, len(g.ids)-20)
+		}
+		g.events = append(g.events, Event{Op: OpDelete, ActivityID: g.ids[from+g.rng.IntN(len(g.ids)-from)]})
+		return
+	}
 	n := g.rng.IntN(100)
 	switch {
 	case n < 35: // plain bot message
@@ -212,6 +227,9 @@ func (g *logGen) step() {
 			echo[k] = v
 		}
 		echo["id"] = g.id("u")
+		if g.deletes {
+			g.ids = append(g.ids, echo["id"].(string))
+		}
 		ts, seq := g.timing()
 		if ts != nil {
 			echo["timestamp"] = ts
@@ -248,6 +266,16 @@ func (g *logGen) step() {
 		id := g.id("a")
 		g.emit(OpIncoming, g.bot("message", id, "hi"), "")
 	}
+}
+
+// deleteLog is randomLog, wild, with many more deletes.
+func deleteLog(seed uint64, n int) []Event {
+	g := newLogGen(seed, true)
+	g.deletes = true
+	for len(g.events) < n {
+		g.step()
+	}
+	return g.events
 }
 
 // randomLog returns a log of at least n events.

@@ -1,0 +1,92 @@
+package sortkeys
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+)
+
+// literalUIBefore is how delete found its ghost's anchor before uiBefore: the element before
+// lid's first live appearance in the whole uiList, or -1.
+func literalUIBefore(g *genC, lid int) int {
+	ui := g.uiList()
+	for i, r := range ui {
+		if !r.ghost && int(r.lid) == lid {
+			if i > 0 {
+				return int(ui[i-1].lid)
+			}
+			break
+		}
+	}
+	return -1
+}
+
+// literalGroupsWithSession scans every grouping for session s.
+func literalGroupsWithSession(g *genC, s *session) []*grouping {
+	var out []*grouping
+	for _, gr := range g.groupList {
+		if gr == nil {
+			continue
+		}
+		for _, p := range gr.parts {
+			if p.kind == unitSession && p.sid == s.sid {
+				out = append(out, gr)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// TestDeleteAnchor replays random logs with deletes and requires, before every delete, the
+// anchor the whole uiList gives and the groupings a scan of all of them finds.
+func TestDeleteAnchor(t *testing.T) {
+	deletes, ghosted := 0, 0
+	for seed := uint64(1); seed <= 60; seed++ {
+		n := 200 + int(seed)*40
+		logs := map[string][]Event{"wild": randomLog(seed, n, true), "deletes": deleteLog(seed, n)}
+		for name, events := range logs {
+			for _, ref := range []bool{false, true} {
+				var r *Replay
+				if ref {
+					r = newReference(Options{Profile: GenC, UserID: "u-user"})
+				} else {
+					r = New(Options{Profile: GenC, UserID: "u-user"})
+				}
+				g := r.st.c
+				for i, ev := range events {
+					if ev.Op == OpDelete {
+						if lid, ok := g.idMap.get(ev.ActivityID); ok && g.act(lid) != nil {
+							where := fmt.Sprintf("%s seed %d event %d (reference list %v)", name, seed, i, ref)
+							want := literalUIBefore(g, lid)
+							if got := g.uiBefore(lid); got != want {
+								t.Fatalf("%s: anchor %d, want %d", where, got, want)
+							}
+							deletes++
+							if len(g.ghosts[want]) > 0 || (want > 0 && g.act(want) == nil) {
+								ghosted++
+							}
+							for _, si := range g.linked(lid, false) {
+								if s := g.sessionList[si]; s != nil {
+									got, want := g.groupsWithSession(s), literalGroupsWithSession(g, s)
+									slices.SortFunc(got, func(a, b *grouping) int { return a.idx - b.idx })
+									if !slices.Equal(got, want) {
+										t.Fatalf("%s: groupings of session %s differ", where, s.sid)
+									}
+								}
+							}
+						}
+					}
+					if err := r.Apply(ev); err != nil {
+						t.Fatalf("%s seed %d event %d: %v", name, seed, i, err)
+					}
+				}
+			}
+		}
+	}
+	// The logs must reach the cases that matter: many deletes, many next to ghosts.
+	if deletes < 5000 || ghosted < 500 {
+		t.Fatalf("only %d deletes, %d next to ghosts", deletes, ghosted)
+	}
+	t.Logf("%d deletes, %d next to ghosts", deletes, ghosted)
+}
