@@ -495,9 +495,10 @@ func (g *genC) delete(id string) {
 	gone.ghost = true
 	g.ghosts[anchor] = append(g.ghosts[anchor], &gone)
 
+	// The id tables keep their keys for lid: every lookup checks that its local id is live (a
+	// session or grouping index, that its slot is non-nil), so a stale key reads as absent and
+	// a later set takes it over, without rebuilding a whole table per delete.
 	g.loc(lid).rec = nil
-	g.idMap.deleteLid(lid)
-	g.cidMap.deleteLid(lid)
 	for _, gi := range g.linked(lid, true) {
 		gr := g.groupList[gi]
 		if gr == nil {
@@ -521,7 +522,6 @@ func (g *genC) delete(id string) {
 				g.list.Refresh(u)
 			}
 		} else {
-			g.groupIDs.deleteLid(gr.idx)
 			g.groupList[gr.idx] = nil
 			if gr.u != nil {
 				g.list.Remove(gr.u)
@@ -562,7 +562,6 @@ func (g *genC) delete(id string) {
 				gr.ts = partListTimestamp(gr.parts)
 			}
 		} else {
-			g.sessionIDs.deleteLid(s.idx)
 			g.sessionList[s.idx] = nil
 			if s.u != nil {
 				g.list.Remove(s.u)

@@ -153,7 +153,8 @@ func (t *idTable) store(key string, lid int) uint32 {
 	return ref
 }
 
-// deleteLid removes every key that maps to lid (deletes are rare: the table is rebuilt).
+// deleteLid removes every key that maps to lid by rebuilding the table. Gen-c no longer calls
+// it on delete (it leaves stale keys, which its lookups check), as a rebuild reads every slot.
 func (t *idTable) deleteLid(lid int) { t.rebuild(len(t.slots), lid) }
 
 // rebuild moves every slot except those of local id drop (0: none) into a table of size slots.
