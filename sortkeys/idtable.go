@@ -102,7 +102,7 @@ func (t *idTable) get(key string) (int, bool) {
 // valid and unchanged for the table's life (its chunks are never reallocated).
 func (t *idTable) set(key string, lid int) string {
 	if 4*(t.n+1) > 3*len(t.slots) {
-		t.rebuild(2*len(t.slots), 0)
+		t.rebuild(2 * len(t.slots))
 	}
 	h := t.hash(key)
 	mask := uint32(len(t.slots) - 1)
@@ -153,18 +153,13 @@ func (t *idTable) store(key string, lid int) uint32 {
 	return ref
 }
 
-// deleteLid removes every key that maps to lid by rebuilding the table. Gen-c no longer calls
-// it on delete (it leaves stale keys, which its lookups check), as a rebuild reads every slot.
-func (t *idTable) deleteLid(lid int) { t.rebuild(len(t.slots), lid) }
-
-// rebuild moves every slot except those of local id drop (0: none) into a table of size slots.
-// A growth reads no key entry.
-func (t *idTable) rebuild(size int, drop int) {
+// rebuild moves every slot into a table of size slots. It reads no key entry.
+func (t *idTable) rebuild(size int) {
 	old := t.slots
 	t.slots, t.n = make([]idSlot, size), 0
 	mask := uint32(size - 1)
 	for _, s := range old {
-		if s.ref == 0 || (drop != 0 && lidOf(t.entry(s.ref)) == drop) {
+		if s.ref == 0 {
 			continue
 		}
 		i := s.hash & mask
