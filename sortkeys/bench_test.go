@@ -2,6 +2,7 @@ package sortkeys
 
 import (
 	"encoding/json"
+	"fmt"
 	"runtime"
 	"testing"
 )
@@ -117,5 +118,27 @@ func BenchmarkDecode(b *testing.B) {
 	}
 	if cpu1, ok := processCPU(); ok && cpuOK {
 		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
+	}
+}
+
+// BenchmarkReplayDeletes replays wild logs where one event in five deletes an id delivered
+// before (deleteLog), with gen-c, whose deletes keep a ghost of each deleted revision in place
+// on the screen. A delete must cost about what an insertion does: ns/event stays roughly level
+// from 10k to 100k events.
+func BenchmarkReplayDeletes(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		events := deleteLog(20251201, n)[:n]
+		b.Run(fmt.Sprint(n/1000, "k"), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				r := New(Options{UserID: "u-user"})
+				for _, ev := range events {
+					if err := r.Apply(ev); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/(float64(b.N)*float64(n)), "ns/event")
+		})
 	}
 }
