@@ -3,6 +3,7 @@ package sortkeys
 import (
 	"hash/maphash"
 	"math"
+	"slices"
 	"sort"
 	"unsafe"
 
@@ -534,13 +535,7 @@ func (g *genC) delete(id string) {
 			continue
 		}
 		sid := s.sid
-		idx := -1
-		for i, e := range s.entries {
-			if e.lid == lid {
-				idx = i
-				break
-			}
-		}
+		idx := s.entryIndex(lid)
 		if idx < 0 {
 			continue
 		}
@@ -582,6 +577,11 @@ func (g *genC) delete(id string) {
 		g.list.Remove(u)
 		g.loc(lid).plain = nil
 	}
+}
+
+// entryIndex is the index of local id lid among s's entries, or -1.
+func (s *session) entryIndex(lid int) int {
+	return slices.IndexFunc(s.entries, func(e sessionEntry) bool { return e.lid == lid })
 }
 
 // groupsWithSession lists the groupings that hold session s as a part (deletes only).
@@ -678,13 +678,7 @@ func (g *genC) firstAppearance(lid int) (appearance, bool) {
 		if s == nil {
 			continue
 		}
-		e := -1
-		for ei, en := range s.entries {
-			if en.lid == lid {
-				e = ei
-				break
-			}
-		}
+		e := s.entryIndex(lid)
 		if e < 0 {
 			continue
 		}
