@@ -524,7 +524,7 @@ func (c *checker) partGrouping(i int, name string, e entity) {
 		if err := unmarshalFirst(raw, &po); err == nil {
 			id, isStr := po["@id"].(string)
 			if !isStr || !activity.IsIdentifier(id) {
-				c.add(PartOfIDInvalid, i, name, fmt.Sprintf("isPartOf[\"@id\"] %v is not a blank node (_:...) or a URL; the activity is not grouped", po["@id"]))
+				c.add(PartOfIDInvalid, i, name, fmt.Sprintf("isPartOf[\"@id\"] %v is not a blank node (_:...) or a URL; Web Chat main (gen-c) does not group the activity", po["@id"]))
 			}
 		}
 	}

@@ -82,7 +82,7 @@ var Rules = []Rule{
 	{LivestreamSequenceInvalid, DropOrMisplace, "A streaming or informative revision whose streamSequence is not an integer >= 1: not a livestream activity, so it is not joined to its session."},
 	{LivestreamRevisionIDReused, DropOrMisplace, "A livestream revision reuses an activity id already delivered; Web Chat keeps both entries in the session and its UI fails (LIVESTREAMING.md: ids unique; upsert.ts does not deduplicate)."},
 	{LivestreamInterimNotTyping, DropOrMisplace, "streamType \"streaming\" or \"informative\" on an activity that is not typing: not a livestream activity, shown as a separate bubble."},
-	{PartOfIDInvalid, DropOrMisplace, "isPartOf[\"@id\"] of the schema.org Message entity is not a blank node (_:...) or a URL; Web Chat does not group the activity."},
+	{PartOfIDInvalid, DropOrMisplace, "isPartOf[\"@id\"] of the schema.org Message entity is not a blank node (_:...) or a URL; Web Chat main (gen-c) does not group the activity (the gen-b prerelease groups any string)."},
 	{PositionNotNumber, DropOrMisplace, "position of the schema.org Message entity is not a JSON number; Web Chat rejects the entity and does not group the activity."},
 	{PartOfChanged, DropOrMisplace, "isPartOf differs between revisions of one activity or one livestream session; Web Chat leaves the old entry behind (undefined behaviour, duplicate entries)."},
 	{ReplyToUnknown, Should, "replyToId names an activity that never arrives; Web Chat holds the activity up to 5 s before showing it (queueIncomingActivitySaga.ts)."},
