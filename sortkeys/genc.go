@@ -584,19 +584,17 @@ func (s *session) entryIndex(lid int) int {
 	return slices.IndexFunc(s.entries, func(e sessionEntry) bool { return e.lid == lid })
 }
 
+// sessionPart is the index of session sid among gr's parts, or -1.
+func (gr *grouping) sessionPart(sid string) int {
+	return slices.IndexFunc(gr.parts, func(p part) bool { return p.kind == unitSession && p.sid == sid })
+}
+
 // groupsWithSession lists the groupings that hold session s as a part (deletes only).
 func (g *genC) groupsWithSession(s *session) []*grouping {
 	var out []*grouping
 	for _, gi := range s.groups {
-		gr := g.groupList[gi]
-		if gr == nil {
-			continue
-		}
-		for _, p := range gr.parts {
-			if p.kind == unitSession && p.sid == s.sid {
-				out = append(out, gr)
-				break
-			}
+		if gr := g.groupList[gi]; gr != nil && gr.sessionPart(s.sid) >= 0 {
+			out = append(out, gr)
 		}
 	}
 	return out
@@ -685,16 +683,9 @@ func (g *genC) firstAppearance(lid int) (appearance, bool) {
 		if s.u != nil {
 			note(appearance{unit: g.list.Index(s.u), entry: e})
 		}
-		for _, gi := range s.groups {
-			gr := g.groupList[gi]
-			if gr == nil || gr.u == nil {
-				continue
-			}
-			for pi, p := range gr.parts {
-				if p.kind == unitSession && p.sid == s.sid {
-					note(appearance{unit: g.list.Index(gr.u), part: pi, entry: e})
-					break
-				}
+		for _, gr := range g.groupsWithSession(s) {
+			if gr.u != nil {
+				note(appearance{unit: g.list.Index(gr.u), part: gr.sessionPart(s.sid), entry: e})
 			}
 		}
 	}

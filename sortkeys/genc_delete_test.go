@@ -25,14 +25,8 @@ func literalUIBefore(g *genC, lid int) int {
 func literalGroupsWithSession(g *genC, s *session) []*grouping {
 	var out []*grouping
 	for _, gr := range g.groupList {
-		if gr == nil {
-			continue
-		}
-		for _, p := range gr.parts {
-			if p.kind == unitSession && p.sid == s.sid {
-				out = append(out, gr)
-				break
-			}
+		if gr != nil && gr.sessionPart(s.sid) >= 0 {
+			out = append(out, gr)
 		}
 	}
 	return out
