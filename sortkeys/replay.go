@@ -253,7 +253,9 @@ func (st *state) uiList() []*record {
 }
 
 func (r *Replay) order() []Item {
-	var out []Item
+	// Sized first: a log's order can be a hundred megabytes, and growing it by doubling would
+	// touch about twice that in fresh memory.
+	out := make([]Item, 0, r.length())
 	r.st.eng.each(func(rec *record) bool {
 		out = append(out, rec.item())
 		return true
