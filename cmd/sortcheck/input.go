@@ -203,7 +203,8 @@ func (r *reader) element(raw json.RawMessage, off int) error {
 	case hasMember(raw, "seq") && hasMember(raw, "activity"):
 		return r.logEntry(raw, off)
 	case hasMember(raw, "activities"):
-		if r.log.Format == FormatTranscript {
+		// A capture is an array of ActivitySets or, written a frame per line, JSON Lines of them.
+		if r.log.Format == FormatTranscript || r.log.Format == FormatJSONLines {
 			r.log.Format = FormatActivitySet
 		}
 		return r.activitySet(raw, off)

@@ -107,7 +107,7 @@ func TestInputFormats(t *testing.T) {
 		{"transcript", FormatTranscript, transcript},
 		{"activity sets", FormatActivitySet, activitySets},
 		{"vector", FormatVector, vector},
-		{"activity set lines", FormatJSONLines, func(acts []string) string {
+		{"activity set lines", FormatActivitySet, func(acts []string) string {
 			return `{"activities":[` + acts[0] + `],"watermark":"1"}` + "\n" + `{"activities":[` + strings.Join(acts[1:], ",") + `],"watermark":"3"}` + "\n"
 		}},
 		{"pretty-printed values", FormatJSONLines, func(acts []string) string {
