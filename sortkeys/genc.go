@@ -799,7 +799,8 @@ func (g *genC) each(f func(*record) bool) {
 // uiList is the list the rendering layer keys: state.activities plus deleted revisions kept in
 // place (conformance README "From order to screen" step 1).
 func (g *genC) uiList() []*record {
-	var out []*record
+	// Sized for every local id and a ghost per anchor: about the list's length.
+	out := make([]*record, 0, g.nLocals+len(g.ghosts))
 	var done map[int]bool
 	var emitGhosts func(anchor int)
 	emitGhosts = func(anchor int) {

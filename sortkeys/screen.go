@@ -2,6 +2,7 @@ package sortkeys
 
 import (
 	"encoding/json"
+	"slices"
 
 	"github.com/directline-go/directline/activity"
 )
@@ -60,6 +61,14 @@ func put(tab *[]slot, i int32, gen uint32, key int) {
 	(*tab)[i] = slot{gen: gen, key: int32(key)}
 }
 
+// extend returns tab with at least n slots.
+func extend(tab []slot, n int) []slot {
+	if len(tab) >= n {
+		return tab
+	}
+	return append(tab, make([]slot, n-len(tab))...)
+}
+
 // find looks a symbol up in the previous walk's table, then in the current one.
 func (w *keyWalk) find(prev, cur []slot, i int32) (int, bool) {
 	if k, ok := get(prev, i, w.gen-1); ok {
@@ -70,13 +79,26 @@ func (w *keyWalk) find(prev, cur []slot, i int32) (int, bool) {
 
 // run walks the UI list, assigning keys, and replaces the previous walk's records.
 func (w *keyWalk) run(ui []*record) {
-	w.keys = w.keys[:0]
+	if len(w.syms) == 0 {
+		// Most revisions bring one new symbol (an id), sends a second (a clientActivityID).
+		// Sized for them, the table of a long log is not rebuilt at each doubling.
+		w.syms = make(map[string]int32, len(ui)+len(ui)/4)
+	}
+	// Symbols first, so that the record tables are sized once rather than grown slot by slot.
+	var maxRev int32
 	for _, r := range ui {
 		if !r.symDone {
 			sid, _ := r.ui()
 			r.idSym, r.cidSym, r.sidSym = w.sym(r.id()), w.sym(r.cid()), w.sym(sid)
 			r.symDone = true
 		}
+		maxRev = max(maxRev, r.rev)
+	}
+	w.cur.id = extend(w.cur.id, len(w.syms)+1)
+	w.cur.cid = extend(w.cur.cid, len(w.syms)+1)
+	w.cur.rev = extend(w.cur.rev, int(maxRev)+1)
+	w.keys = slices.Grow(w.keys[:0], len(ui))
+	for _, r := range ui {
 		key, ok := w.find(w.prev.cid, w.cur.cid, r.cidSym)
 		if !ok {
 			key, ok = w.find(w.prev.id, w.cur.id, r.sidSym)
