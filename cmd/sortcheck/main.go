@@ -263,15 +263,21 @@ type row struct {
 
 // screenRows describes every bubble by the revision it shows.
 func screenRows(rep findings.Report, log *Log) []row {
-	items := make(map[string]sortkeys.Item, len(rep.Order))
-	for _, it := range rep.Order {
-		items[it.Name] = it
+	// Names to places in the order, not to copies of its items: a long log's items are a hundred
+	// megabytes.
+	at := make(map[string]int, len(rep.Order))
+	for k, it := range rep.Order {
+		at[it.Name] = k
 	}
 	var fallback map[string]json.RawMessage
 	rows := make([]row, 0, len(rep.Screen))
 	for i, b := range rep.Screen {
 		r := row{Position: i + 1, Name: b.Name}
-		it, ok := items[b.Name]
+		k, ok := at[b.Name]
+		var it sortkeys.Item
+		if ok {
+			it = rep.Order[k]
+		}
 		raw := it.Activity
 		if !ok {
 			// A bubble can show a revision the store no longer holds (a deleted activity).
