@@ -132,6 +132,11 @@ type Bubble struct {
 	Key int
 	// First is the index in the UI list of the key's first revision.
 	First int
+	// IDs are the activity ids of the key's revisions in the UI list (conformance README "From
+	// order to screen", steps 1 and 2), in that list's order: a livestream's revisions, a post's
+	// echo, a deleted revision kept on screen. Pending revisions, which have no id, are left out;
+	// an id the list holds twice is listed twice.
+	IDs []string
 }
 
 // Replay replays an activity log against one profile. It is not safe for concurrent use.

@@ -124,22 +124,45 @@ func (w *keyWalk) run(ui []*record) {
 }
 
 // bubbles applies steps 3 and 4 to the last walk: each key's bubble sits at its first entry and
-// shows its last one; hidden revisions drop the bubble.
+// shows its last one; hidden revisions drop the bubble. A long log has hundreds of thousands of
+// bubbles, so their IDs are windows of one array that holds the ids grouped by key.
 func (w *keyWalk) bubbles(ui []*record) []Bubble {
-	last := map[int]int{}
+	// A group is one key's entries: the first and last, how many have an id, and where the next
+	// of those goes in ids.
+	type group struct{ first, last, n, at int }
+	// slot[k] is 1 + the index in groups of key k (the walks number keys from 1 up to nextKey).
+	slot := make([]int32, w.nextKey+1)
+	groups := make([]group, 0, len(w.keys))
 	for i, k := range w.keys {
-		last[k] = i
-	}
-	seen := map[int]bool{}
-	out := []Bubble{}
-	for i, k := range w.keys {
-		if seen[k] {
-			continue
+		g := slot[k] - 1
+		if g < 0 {
+			g = int32(len(groups))
+			slot[k] = g + 1
+			groups = append(groups, group{first: i})
 		}
-		seen[k] = true
-		shown := ui[last[k]]
+		groups[g].last = i
+		if ui[i].id() != "" {
+			groups[g].n++
+		}
+	}
+	total := 0
+	for g := range groups {
+		groups[g].at = total
+		total += groups[g].n
+	}
+	ids := make([]string, total)
+	for i, k := range w.keys {
+		if id := ui[i].id(); id != "" {
+			g := &groups[slot[k]-1]
+			ids[g.at] = id
+			g.at++
+		}
+	}
+	out := make([]Bubble, 0, len(groups))
+	for _, g := range groups {
+		shown := ui[g.last]
 		if _, ok := shown.ui(); ok {
-			out = append(out, Bubble{Name: shown.name(), Key: k, First: i})
+			out = append(out, Bubble{Name: shown.name(), Key: w.keys[g.first], First: g.first, IDs: ids[g.at-g.n : g.at : g.at]})
 		}
 	}
 	return out
