@@ -57,9 +57,11 @@ type Summary struct {
 	ByRule     map[string]int   `json:"byRule"`
 	// ServiceOrder is ServiceOrderSequenceID or ServiceOrderDelivery.
 	ServiceOrder string `json:"serviceOrder"`
-	// InvertedPairs is the number of pairs shown in the opposite order to the server.
+	// InvertedPairs is the number of pairs shown in the opposite order to the server: pairs of
+	// bubbles on the predicted screen whose activities (Report.ScreenService) the service orders
+	// the other way round.
 	InvertedPairs int64 `json:"invertedPairs"`
-	// Moved is the number of activities outside one longest run kept in the service's order.
+	// Moved is the number of those activities outside one longest run kept in the service's order.
 	Moved int `json:"moved"`
 	// Bubbles is the number of bubbles on the predicted screen.
 	Bubbles int `json:"bubbles"`
@@ -73,8 +75,9 @@ type Placement struct {
 	Index int `json:"index"`
 	// Service is its 0-based place in the service's order.
 	Service int `json:"service"`
-	// Display is its 0-based place in the predicted order (state.activities), -1 when Web Chat
-	// does not keep it.
+	// Display is the 0-based place in Report.Screen of the bubble that stands for it
+	// (Report.ScreenService), -1 when none does: it is hidden, dropped, or a later revision of a
+	// bubble that stands for an earlier activity.
 	Display int `json:"display"`
 	// Moved is true when it is one of the activities Summary.Moved counts.
 	Moved bool `json:"moved"`
@@ -89,6 +92,12 @@ type Report struct {
 	Screen []sortkeys.Bubble `json:"-"`
 	// Service lists the delivered activities in the service's order.
 	Service []Placement `json:"-"`
+	// ScreenService has, for each bubble of Screen, the index in Service of the activity it
+	// stands for, or -1. A bubble stands for the earliest in the service's order of the
+	// delivered activities among its revisions (Bubble.IDs), so a livestream or an echoed post
+	// counts at its first delivery. It is -1 when the bubble has no delivered revision (a
+	// pending post) or when that activity already stands for a bubble higher on the screen.
+	ScreenService []int `json:"-"`
 }
 
 // Count returns the number of findings of one severity.
@@ -579,7 +588,8 @@ func (c *checker) serviceOrder() ([]*delivered, string) {
 	return list, ServiceOrderSequenceID
 }
 
-// order compares the service's order with the predicted one and checks timestamps along it.
+// order compares the service's order with the predicted screen and checks timestamps along the
+// service's order.
 func (c *checker) order(rep *Report) {
 	list, basis := c.serviceOrder()
 	rep.Summary.ServiceOrder = basis
@@ -608,15 +618,24 @@ func (c *checker) order(rep *Report) {
 		rep.Service[k] = Placement{Name: d.id, Index: d.index, Service: k, Display: -1}
 	}
 	c.byID = nil
-	ranks, places := make([]int, 0, len(list)), make([]int, 0, len(list))
-	for pos, it := range rep.Order {
-		k, ok := rank[it.ID]
-		if it.ID == "" || !ok || rep.Service[k].Display >= 0 {
-			continue
+	// The rule is about what a person sees: bubbles, each counted once at its earliest activity.
+	rep.ScreenService = make([]int, len(rep.Screen))
+	ranks := make([]int, 0, len(rep.Screen))
+	for pos, b := range rep.Screen {
+		best := -1
+		for _, id := range b.IDs {
+			if k, ok := rank[id]; ok && (best < 0 || k < best) {
+				best = k
+			}
 		}
-		rep.Service[k].Display = pos
-		ranks = append(ranks, k)
-		places = append(places, pos)
+		if best >= 0 && rep.Service[best].Display >= 0 {
+			best = -1
+		}
+		rep.ScreenService[pos] = best
+		if best >= 0 {
+			rep.Service[best].Display = pos
+			ranks = append(ranks, best)
+		}
 	}
 	rep.Summary.InvertedPairs = Inversions(ranks)
 	for j, m := range Moved(ranks) {
@@ -626,7 +645,7 @@ func (c *checker) order(rep *Report) {
 		p := &rep.Service[ranks[j]]
 		p.Moved = true
 		rep.Summary.Moved++
-		c.add(OrderInverted, p.Index, p.Name, fmt.Sprintf("shown at place %d of Web Chat's order but at place %d of the service's order (%s)", places[j]+1, p.Service+1, basis))
+		c.add(OrderInverted, p.Index, p.Name, fmt.Sprintf("shown at place %d of Web Chat's screen but at place %d of the service's order (%s)", p.Display+1, p.Service+1, basis))
 	}
 }
 

@@ -44,9 +44,15 @@
 //	DL051-position-not-number                 DROP-or-MISPLACE  position of the Message entity is not a number
 //	DL052-part-of-changed                     DROP-or-MISPLACE  isPartOf changes between revisions
 //	DL060-reply-to-unknown                    SHOULD            replyToId names an activity that never arrives
-//	DL070-order-inverted                      DROP-or-MISPLACE  an activity is shown out of the service's order
+//	DL070-order-inverted                      DROP-or-MISPLACE  a bubble on the screen is shown out of the service's order
 //
-// For DL070 the summary counts the pairs shown in the opposite order to the server
-// (Summary.InvertedPairs, merge-sort count, O(n log n)) and reports one finding per moved
-// activity: those outside one longest run that keeps the service's order.
+// DL070 compares the service's order with the screen the model predicts (sortkeys Replay.Screen,
+// conformance README "From order to screen"), the bubbles a person sees, for every profile. A
+// bubble merges revisions (a livestream's, a post and its echo, updates of one id) and stands for
+// the earliest in the service's order of the delivered activities among them (Bubble.IDs); a
+// bubble with none, and hidden activities, are not counted, and an activity already standing for
+// a bubble higher up is not counted again (Report.ScreenService). The summary counts the pairs
+// shown in the opposite order to the server (Summary.InvertedPairs, merge-sort count,
+// O(n log n)) and DL070 reports one finding per moved activity: those outside one longest run
+// that keeps the service's order.
 package findings

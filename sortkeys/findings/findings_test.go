@@ -421,6 +421,84 @@ func TestEveryProfileCountsInversions(t *testing.T) {
 	}
 }
 
+// TestInversionsFollowTheScreen: the count and DL070 compare the service's order with the
+// bubbles on screen, each standing for the earliest delivered activity among its revisions.
+func TestInversionsFollowTheScreen(t *testing.T) {
+	echo, echoUser := loadEvents(t, "outgoing-echo-without-user-role.json")
+	event := in(`{"type":"event","id":"e","name":"x","timestamp":"2024-05-01T10:00:10.000Z","from":{"id":"bot","role":"bot"}}`)
+	livestream := events(interim("r1", "", 1, "1"), bot("x", 2, ""), interim("r2", "r1", 3, "2"))
+	cases := []struct {
+		name    string
+		profile sortkeys.Profile
+		events  []sortkeys.Event
+		userID  string
+		pairs   int64
+		// moved are the ids DL070 reports; screen is Report.ScreenService.
+		moved  []string
+		screen []int
+	}{
+		// The echo joins its pending post's bubble, above the bot message delivered before it.
+		{"echo at its post's place", sortkeys.GenC, echo, echoUser, 1, []string{"u-00001"}, []int{1, 0}},
+		// One bubble for r1 and r2, at r1's place: x is below it, as delivered.
+		{"livestream around a message", sortkeys.GenC, livestream, userID, 0, nil, []int{0, 1}},
+		{"livestream around a message (gen-b)", sortkeys.GenB, livestream, userID, 0, nil, []int{0, 1}},
+		{"livestream around a message (gen-a)", sortkeys.GenA, livestream, userID, 0, nil, []int{0, 1}},
+		// Sent as positions 3, 1, 2, shown 1, 2, 3.
+		{"HowTo parts in position order", sortkeys.GenC, events(
+			part("p1", 1, "_:g", "3"), part("p2", 2, "_:g", "1"), part("p3", 3, "_:g", "2"), bot("m", 4, ""),
+		), userID, 2, []string{"p1"}, []int{1, 2, 0, 3}},
+		// The update of a moves its bubble below b; a still counts at its first delivery.
+		{"update reusing an id", sortkeys.GenC, events(
+			ts("a", `"2024-05-01T10:00:01.000Z"`), ts("b", `"2024-05-01T10:00:02.000Z"`), ts("a", `"2024-05-01T10:00:03.000Z"`),
+		), userID, 1, []string{"b"}, []int{1, 0}},
+		// The event is in state.activities after a but is not on screen.
+		{"hidden activity", sortkeys.GenC, events(event, ts("a", `"2024-05-01T10:00:05.000Z"`)), userID, 0, nil, []int{1}},
+		// A pending post has no delivered revision: its bubble stands for nothing.
+		{"pending post", sortkeys.GenC, events(bot("b0", 1, ""), posted(postC1), bot("b1", 3, "")), userID, 0, nil, []int{0, -1, 1}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := Check(tc.events, Options{Profile: tc.profile, UserID: tc.userID})
+			var moved []string
+			for _, f := range rep.Findings {
+				if f.Rule == OrderInverted {
+					moved = append(moved, f.ActivityID)
+					if !strings.Contains(f.Message, "of Web Chat's screen") {
+						t.Errorf("message %q", f.Message)
+					}
+				}
+			}
+			if rep.Summary.InvertedPairs != tc.pairs || rep.Summary.Moved != len(tc.moved) || !slices.Equal(moved, tc.moved) {
+				t.Errorf("%d pairs, %d moved, DL070 on %v; want %d, %v", rep.Summary.InvertedPairs, rep.Summary.Moved, moved, tc.pairs, tc.moved)
+			}
+			if !slices.Equal(rep.ScreenService, tc.screen) {
+				t.Errorf("ScreenService %v, want %v", rep.ScreenService, tc.screen)
+			}
+			for pos, k := range rep.ScreenService {
+				if k >= 0 && rep.Service[k].Display != pos {
+					t.Errorf("%s is at place %d of the screen, its Display is %d", rep.Service[k].Name, pos, rep.Service[k].Display)
+				}
+			}
+		})
+	}
+}
+
+// TestActivityCountedOnce: when two bubbles would stand for one activity, the first on screen
+// keeps it. No replay produced such a screen, so the checker is given one.
+func TestActivityCountedOnce(t *testing.T) {
+	c := newChecker(Options{}, nil)
+	for i, id := range []string{"a", "b"} {
+		c.byID[id] = len(c.deliveries)
+		c.deliveries = append(c.deliveries, delivered{index: i, id: id, name: id, first: true})
+		c.firsts++
+	}
+	rep := Report{Screen: []sortkeys.Bubble{{Name: "b", IDs: []string{"b"}}, {Name: "a", IDs: []string{"a"}}, {Name: "a2", IDs: []string{"a"}}}}
+	c.order(&rep)
+	if !slices.Equal(rep.ScreenService, []int{1, 0, -1}) || rep.Summary.InvertedPairs != 1 || rep.Service[0].Display != 1 {
+		t.Errorf("ScreenService %v, %d pairs, placements %+v", rep.ScreenService, rep.Summary.InvertedPairs, rep.Service)
+	}
+}
+
 // checkServiceShape: the shortcut for the services' timestamp shape answers as the regular
 // expressions and time.Parse do.
 func checkServiceShape(t *testing.T, s string) {
