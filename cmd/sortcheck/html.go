@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 
-	"github.com/directline-go/directline/sortkeys"
 	"github.com/directline-go/directline/sortkeys/findings"
 )
 
@@ -86,78 +85,27 @@ td { padding: 2px 8px; border-bottom: 1px solid #ddd; }
 </html>
 `))
 
-// writeHTML draws the service's order on the left and Web Chat's screen on the right (its order
-// when the model predicts no screen), one line per activity between its two places; activities
-// outside the longest run kept in the service's order are drawn as moved.
+// writeHTML draws the service's order on the left and Web Chat's screen on the right (rows, one
+// per bubble of rep.Screen), one line from each bubble to the activity it stands for
+// (rep.ScreenService); activities outside the longest run kept in the service's order are drawn
+// as moved, as Check counts them.
 func writeHTML(w io.Writer, rep findings.Report, log *Log, rows []row) error {
-	rank := make(map[string]int, len(rep.Service))
-	for _, p := range rep.Service {
-		rank[p.Name] = p.Service
-	}
-	right := "Web Chat screen"
-	type entry struct {
-		label string
-		rank  int
-	}
-	var rights []entry
-	if len(rows) > 0 {
-		anchors := bubbleAnchors(rep, log)
-		for i, r := range rows {
-			k, ok := rank[anchors[i]]
-			if !ok {
-				k = -1
-			}
-			rights = append(rights, entry{clip(fmt.Sprintf("%d. %s %s", r.Position, r.Name, r.Text)), k})
-		}
-	} else {
-		right = "Web Chat order"
-		for i, it := range rep.Order {
-			k, ok := rank[it.ID]
-			if !ok || it.ID == "" {
-				k = -1
-			}
-			var d row
-			describe(&d, it.Activity)
-			rights = append(rights, entry{clip(fmt.Sprintf("%d. %s %s", i+1, it.Name, d.Text)), k})
-		}
-	}
-	var ranks []int
-	var at []int
-	for i, e := range rights {
-		if e.rank >= 0 {
-			ranks = append(ranks, e.rank)
-			at = append(at, i)
-		}
-	}
-	moved := findings.Moved(ranks)
-	leftClass := make([]string, len(rep.Service))
-	rightClass := make([]string, len(rights))
-	for i := range leftClass {
-		leftClass[i] = "alone"
-	}
-	for i := range rightClass {
-		rightClass[i] = "alone"
-	}
-	y := func(i int) int { return topMargin + (i+1)*rowHeight }
 	page := htmlPage{
-		Title: "sortcheck: service order vs Web Chat", Right: right, Summary: rep.Summary,
+		Title: "sortcheck: service order vs Web Chat", Right: "Web Chat screen", Summary: rep.Summary,
 		Must: rep.Count(findings.Must), Should: rep.Count(findings.Should), Drop: rep.Count(findings.DropOrMisplace),
 		Width: svgWidth, LineFromX: lineFromX, LineToX: lineToX, LeftTextX: leftX, RightTextX: rightX,
 		HeaderY: topMargin - 10, LeftHeaderText: "Service order (" + rep.Summary.ServiceOrder + ")",
 	}
-	for j, i := range at {
-		k := ranks[j]
-		class := ""
-		if moved[j] {
-			class = "moved"
+	y := func(i int) int { return topMargin + (i+1)*rowHeight }
+	// class is how an activity of the service's order is drawn, on both sides.
+	class := func(k int) string {
+		switch {
+		case k < 0 || rep.Service[k].Display < 0:
+			return "alone"
+		case rep.Service[k].Moved:
+			return "moved"
 		}
-		rightClass[i] = class
-		if leftClass[k] == "alone" || class == "moved" {
-			leftClass[k] = class
-		}
-		if k < htmlMaxRows && i < htmlMaxRows {
-			page.Lines = append(page.Lines, htmlLine{Y1: y(k) - 4, Y2: y(i) - 4, Class: class})
-		}
+		return ""
 	}
 	for k, p := range rep.Service {
 		if k == htmlMaxRows {
@@ -166,36 +114,22 @@ func writeHTML(w io.Writer, rep findings.Report, log *Log, rows []row) error {
 		}
 		var d row
 		describe(&d, log.Events[p.Index].Activity)
-		page.Left = append(page.Left, htmlRow{Y: y(k), Label: clip(fmt.Sprintf("%d. %s %s", k+1, p.Name, d.Text)), Class: leftClass[k]})
+		page.Left = append(page.Left, htmlRow{Y: y(k), Label: clip(fmt.Sprintf("%d. %s %s", k+1, p.Name, d.Text)), Class: class(k)})
+		if i := p.Display; i >= 0 && i < htmlMaxRows {
+			page.Lines = append(page.Lines, htmlLine{Y1: y(k) - 4, Y2: y(i) - 4, Class: class(k)})
+		}
 	}
-	for i, e := range rights {
+	for i, r := range rows {
 		if i == htmlMaxRows {
 			page.Truncated = true
 			break
 		}
-		page.RightRows = append(page.RightRows, htmlRow{Y: y(i), Label: e.label, Class: rightClass[i]})
+		label := clip(fmt.Sprintf("%d. %s %s", r.Position, r.Name, r.Text))
+		page.RightRows = append(page.RightRows, htmlRow{Y: y(i), Label: label, Class: class(rep.ScreenService[i])})
 	}
 	page.LeftCount, page.RightCount = len(page.Left), len(page.RightRows)
 	page.Height = y(max(len(page.Left), len(page.RightRows))) + rowHeight
 	return pageTemplate.Execute(w, page)
-}
-
-// bubbleAnchors names, for every bubble, the activity at its place: the first revision of its key
-// (Bubble.First indexes the UI list, which is the store's order unless the log deletes
-// activities; then the revision shown is used).
-func bubbleAnchors(rep findings.Report, log *Log) []string {
-	deletes := false
-	for _, ev := range log.Events {
-		deletes = deletes || ev.Op == sortkeys.OpDelete
-	}
-	names := make([]string, len(rep.Screen))
-	for i, b := range rep.Screen {
-		names[i] = b.Name
-		if !deletes && b.First >= 0 && b.First < len(rep.Order) && rep.Order[b.First].ID != "" {
-			names[i] = rep.Order[b.First].ID
-		}
-	}
-	return names
 }
 
 func writeHTMLFile(path string, rep findings.Report, log *Log, rows []row) error {

@@ -18,7 +18,8 @@
 //	--profile gen-a|gen-b|gen-c  Web Chat generation to model (default gen-c, or the vector's)
 //	--user-id ID                 user id Web Chat was started with (default: the vector's)
 //	--json                       print one JSON document instead of tables
-//	--html FILE                  write a self-contained picture of both orders to FILE
+//	--html FILE                  write a self-contained picture of the service's order beside the
+//	                             predicted screen to FILE
 //	--max-per-rule N             list at most N findings per rule (default 50; 0 = all)
 //	--screen=false               leave the screen table out of the text output
 //	--progress                   show the progress line even when stderr is not a terminal
@@ -173,7 +174,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.userID, "user-id", "", "user id Web Chat was started with")
 	fs.BoolVar(&cfg.jsonOut, "json", false, "print one JSON document")
 	fs.StringVar(&cfg.failOn, "fail-on", "must", "findings that make the exit status 1: must, misplace or should")
-	fs.StringVar(&cfg.html, "html", "", "write a self-contained HTML picture of both orders to this file")
+	fs.StringVar(&cfg.html, "html", "", "write a self-contained HTML picture of the service's order beside the predicted screen to this file")
 	fs.IntVar(&cfg.maxPerRule, "max-per-rule", 50, "list at most this many findings per rule (0 = all)")
 	fs.BoolVar(&cfg.screen, "screen", true, "print the predicted screen table")
 	fs.BoolVar(&cfg.progress, "progress", false, "show the progress line even when stderr is not a terminal")

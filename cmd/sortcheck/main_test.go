@@ -370,6 +370,43 @@ func TestHTMLIsSelfContainedAndWellFormed(t *testing.T) {
 	}
 }
 
+// TestHTMLMovedMatchesSummary: the picture draws as moved the activities the summary counts,
+// each bubble joined to the activity it stands for.
+func TestHTMLMovedMatchesSummary(t *testing.T) {
+	const echoVector = `{"name":"echo","profile":"gen-c","source":"test","userID":"u-user","events":[
+{"op":"post","activity":{"type":"message","localTimestamp":"2025-01-01T00:00:01.000Z","from":{"id":"u-user","role":"user"},"text":"Hello.","channelData":{"clientActivityID":"c-00001"}}},
+{"op":"incoming","activity":{"type":"message","id":"b-00001","timestamp":"2025-01-01T00:00:00.900Z","from":{"id":"bot","role":"bot"},"text":"bot"}},
+{"op":"incoming","activity":{"type":"message","id":"u-00001","timestamp":"2025-01-01T00:00:01.100Z","localTimestamp":"2025-01-01T00:00:01.000Z","from":{"id":"dl_other-id"},"text":"Hello.","channelData":{"clientActivityID":"c-00001"}}},
+{"op":"expect","order":[]}]}`
+	livestream := jsonLines([]string{
+		`{"type":"typing","id":"r1","timestamp":"2024-05-01T10:00:01.000Z","from":{"id":"bot","role":"bot"},"text":"chunk","channelData":{"streamType":"streaming","streamSequence":1}}`,
+		`{"type":"message","id":"x","timestamp":"2024-05-01T10:00:02.000Z","from":{"id":"bot","role":"bot"},"text":"x"}`,
+		`{"type":"typing","id":"r2","timestamp":"2024-05-01T10:00:03.000Z","from":{"id":"bot","role":"bot"},"text":"chunk 2","channelData":{"streamType":"streaming","streamSequence":2,"streamId":"r1"}}`,
+	})
+	for _, tc := range []struct {
+		name, input string
+		moved       int
+	}{
+		{"echo at its post's place", echoVector, 1},
+		{"livestream around a message", livestream, 0},
+		{"misplaced", jsonLines(misplacedActivities), 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "out.html")
+			r := decodeReport(t, runWith(t, tc.input, "--json", "--html", path).stdout)
+			page, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Each moved activity is drawn three times: its row on each side and its line.
+			drawn := strings.Count(string(page), `class="moved"`)
+			if r.Summary.Moved != tc.moved || drawn != 3*tc.moved {
+				t.Errorf("summary moved %d, %d moved elements drawn; want %d, %d", r.Summary.Moved, drawn, tc.moved, 3*tc.moved)
+			}
+		})
+	}
+}
+
 func TestLive(t *testing.T) {
 	const secret, token = "s3cret", "t0ken"
 	var logBody strings.Builder
