@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
+	"io/fs"
 	"os"
 
 	"github.com/directline-go/directline/sortkeys/findings"
@@ -132,12 +134,52 @@ func writeHTML(w io.Writer, rep findings.Report, log *Log, rows []row) error {
 	return pageTemplate.Execute(w, page)
 }
 
-func writeHTMLFile(path string, rep findings.Report, log *Log, rows []row) error {
-	var buf bytes.Buffer
-	if err := writeHTML(&buf, rep, log, rows); err != nil {
-		return err
+// htmlFile is the --html output, opened before the input is read so that a path that cannot be
+// written fails at once rather than after the replay. An existing file keeps its content until
+// the picture replaces it; a file created for a run that fails is removed.
+type htmlFile struct {
+	f       *os.File
+	created bool
+}
+
+func openHTML(path string) (*htmlFile, error) {
+	_, statErr := os.Stat(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
 	}
-	return os.WriteFile(path, buf.Bytes(), 0o644)
+	return &htmlFile{f: f, created: errors.Is(statErr, fs.ErrNotExist)}, nil
+}
+
+// write replaces the file's content with the picture and closes it; after an error, abandon
+// cleans up.
+func (h *htmlFile) write(rep findings.Report, log *Log, rows []row) error {
+	var buf bytes.Buffer
+	err := writeHTML(&buf, rep, log, rows)
+	if err == nil {
+		err = h.f.Truncate(0)
+	}
+	if err == nil {
+		_, err = h.f.WriteAt(buf.Bytes(), 0)
+	}
+	if err == nil {
+		if err = h.f.Close(); err == nil {
+			h.f = nil
+		}
+	}
+	return err
+}
+
+// abandon closes a file that write did not complete, and removes it if this run created it.
+func (h *htmlFile) abandon() {
+	if h == nil || h.f == nil {
+		return
+	}
+	h.f.Close()
+	if h.created {
+		os.Remove(h.f.Name())
+	}
+	h.f = nil
 }
 
 // labelRunes keeps a label inside its column (about 7 px per monospace character).

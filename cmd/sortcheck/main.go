@@ -95,6 +95,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sortcheck:", err)
 		return exitUsage
 	}
+	var html *htmlFile
+	if cfg.html != "" {
+		if html, err = openHTML(cfg.html); err != nil {
+			return fail(err)
+		}
+		defer html.abandon()
+	}
 	if cfg.live {
 		bar.step("fetching the conversation", "", 0, 0)
 	}
@@ -130,8 +137,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	})
 	bar.step("writing the report", "", 0, 0)
 	rows := screenRows(rep, log)
-	if cfg.html != "" {
-		if err := writeHTMLFile(cfg.html, rep, log, rows); err != nil {
+	if html != nil {
+		if err := html.write(rep, log, rows); err != nil {
 			return fail(err)
 		}
 	}

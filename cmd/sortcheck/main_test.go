@@ -514,9 +514,46 @@ func TestProgressBar(t *testing.T) {
 		t.Errorf("progress leaked into stdout")
 	}
 	// An error after the line was drawn starts on a cleared line.
-	res = runWith(t, jsonLines(cleanActivities), "--progress", "--html", filepath.Join(t.TempDir(), "no", "such", "dir.html"))
-	if res.code != exitUsage || !strings.Contains(res.stderr, "writing the report\r\033[Ksortcheck: ") {
-		t.Errorf("failure with progress: exit %d, stderr %q", res.code, res.stderr)
+	var errOut bytes.Buffer
+	code := run([]string{"--progress"}, strings.NewReader(jsonLines(cleanActivities)), failingWriter{}, &errOut)
+	if code != exitUsage || !strings.Contains(errOut.String(), "writing the report\r\033[Ksortcheck: ") {
+		t.Errorf("failure with progress: exit %d, stderr %q", code, errOut.String())
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// TestHTMLPathCheckedFirst: an --html path that cannot be written fails before the input is read,
+// a file created for a failed run is removed, and an existing file keeps its content unless the
+// picture replaces it whole.
+func TestHTMLPathCheckedFirst(t *testing.T) {
+	dir := t.TempDir()
+	res := runWith(t, "not json", "--html", filepath.Join(dir, "no", "such", "dir.html"))
+	if res.code != exitUsage || !strings.Contains(res.stderr, "dir.html") || strings.Contains(res.stderr, "line 1") {
+		t.Errorf("unwritable path: exit %d, stderr %q", res.code, res.stderr)
+	}
+
+	fresh := filepath.Join(dir, "fresh.html")
+	res = runWith(t, "not json", "--html", fresh)
+	if _, err := os.Stat(fresh); res.code != exitUsage || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("bad input, new path: exit %d, stderr %q, file left behind: %v", res.code, res.stderr, err)
+	}
+
+	old := filepath.Join(dir, "old.html")
+	long := strings.Repeat("earlier content ", 100_000)
+	if err := os.WriteFile(old, []byte(long), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res = runWith(t, "not json", "--html", old)
+	if b, _ := os.ReadFile(old); res.code != exitUsage || string(b) != long {
+		t.Errorf("bad input, existing file: exit %d, content kept %v", res.code, string(b) == long)
+	}
+	res = runWith(t, jsonLines(cleanActivities), "--html", old)
+	b, _ := os.ReadFile(old)
+	if res.code != exitClean || !strings.HasPrefix(string(b), "<!DOCTYPE html>") || strings.Contains(string(b), "earlier content") {
+		t.Errorf("good input, existing file: exit %d, stderr %q, file starts %q", res.code, res.stderr, b[:min(len(b), 40)])
 	}
 }
 
