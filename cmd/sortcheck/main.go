@@ -509,8 +509,11 @@ func writeText(w io.Writer, withScreen bool, source string, log *Log, rep findin
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Summary")
-	fmt.Fprintf(w, "  input: %s (%s), %s, %s\n", source, log.Format,
-		counted(s.Events, "event", "events"), counted(s.Activities, "activity", "activities"))
+	fmt.Fprintf(w, "  input: %s (%s), %s: %s delivered, %s\n", source, log.Format,
+		counted(s.Events, "event", "events"), counted(s.Activities, "activity", "activities"), counted(s.Posts, "post", "posts"))
+	if s.Posts == 0 {
+		fmt.Fprintln(w, "  echo rules (DL021, DL030, DL031): not applicable, the log has no posts (only what was delivered)")
+	}
 	fmt.Fprintf(w, "  service order: %s; %s predicted (%s)\n", s.ServiceOrder, counted(s.Bubbles, "bubble", "bubbles"), s.Profile)
 	fmt.Fprintf(w, "  %s shown in the opposite order to the server (%s moved)\n",
 		counted(int(s.InvertedPairs), "pair", "pairs"), counted(s.Moved, "activity", "activities"))

@@ -76,13 +76,13 @@ type jsonReport struct {
 		Index, Line                         int
 	}
 	Summary struct {
-		Profile, ServiceOrder string
-		Events, Activities    int
-		Findings              int
-		ByRule                map[string]int
-		InvertedPairs         int64
-		Moved, Bubbles        int
-		BySeverity            map[string]int
+		Profile, ServiceOrder     string
+		Events, Activities, Posts int
+		Findings                  int
+		ByRule                    map[string]int
+		InvertedPairs             int64
+		Moved, Bubbles            int
+		BySeverity                map[string]int
 	}
 	Rules []struct{ ID, Severity, Doc string }
 }
@@ -127,7 +127,7 @@ func TestInputFormats(t *testing.T) {
 				t.Fatalf("clean log: exit %d, stderr %q\n%s", clean.code, clean.stderr, clean.stdout)
 			}
 			r := decodeReport(t, clean.stdout)
-			if r.Input.Format != tc.format || r.Summary.Activities != 3 || len(r.Screen) != 3 || len(r.Findings) != 0 {
+			if r.Input.Format != tc.format || r.Summary.Activities != 3 || r.Summary.Posts != 0 || len(r.Screen) != 3 || len(r.Findings) != 0 {
 				t.Fatalf("format %q, %d activities, screen %+v, findings %+v", r.Input.Format, r.Summary.Activities, r.Screen, r.Findings)
 			}
 			if s := r.Screen[0]; s.Name != "c|0000001" || s.Role != "user" || s.Text != "hello" || s.SequenceID != "1" || s.Timestamp != "2024-05-01T10:00:00.000Z" {
@@ -163,12 +163,20 @@ func TestTextOutput(t *testing.T) {
 		"DL070-order-inverted",
 		"line 2", // b is on line 2 of the input
 		"1 pair shown in the opposite order to the server (1 activity moved)",
-		"3 events, 3 activities",
+		"3 events: 3 activities delivered, 0 posts",
+		"echo rules (DL021, DL030, DL031): not applicable, the log has no posts",
 		"second from the service",
 	} {
 		if !strings.Contains(res.stdout, want) {
 			t.Errorf("text output lacks %q:\n%s", want, res.stdout)
 		}
+	}
+	// A vector has the posts, which the echo rules need.
+	withPosts := runWith(t, `{"name":"t","profile":"gen-c","userID":"u-user","events":[
+{"op":"post","activity":{"type":"message","localTimestamp":"2025-01-01T00:00:01.000Z","from":{"id":"u-user","role":"user"},"text":"hi","channelData":{"clientActivityID":"c1"}}},
+{"op":"incoming","activity":{"type":"message","id":"u1","timestamp":"2025-01-01T00:00:01.100Z","localTimestamp":"2025-01-01T00:00:01.000Z","from":{"id":"u-user","role":"user"},"text":"hi","channelData":{"clientActivityID":"c1"}}}]}`)
+	if !strings.Contains(withPosts.stdout, "1 activity delivered, 1 post\n") || strings.Contains(withPosts.stdout, "echo rules") {
+		t.Errorf("vector with a post:\n%s", withPosts.stdout)
 	}
 	if res := runWith(t, jsonLines(misplacedActivities), "--screen=false"); strings.Contains(res.stdout, "Predicted screen") {
 		t.Errorf("--screen=false still prints the screen")

@@ -51,6 +51,10 @@ type Summary struct {
 	// Events is len(events); Activities the number of distinct delivered activities.
 	Events     int `json:"events"`
 	Activities int `json:"activities"`
+	// Posts is the number of post events (what Web Chat sent). The echo rules (DL021, DL030,
+	// DL031) compare posts with what came back: a log without posts, such as a service's log or
+	// a transcript, cannot break them.
+	Posts int `json:"posts"`
 	// Findings is the total number of findings, including any MaxPerRule left out.
 	Findings   int              `json:"findings"`
 	BySeverity map[Severity]int `json:"bySeverity"`
@@ -137,6 +141,11 @@ func Check(events []sortkeys.Event, opts Options) Report {
 	rep.Summary.Profile = profile
 	rep.Summary.Events = len(events)
 	rep.Summary.Activities = c.firsts
+	for _, ev := range events {
+		if ev.Op == sortkeys.OpPost {
+			rep.Summary.Posts++
+		}
+	}
 	rep.Summary.Bubbles = len(rep.Screen)
 	c.report(&rep, opts.MaxPerRule)
 	return rep

@@ -184,8 +184,11 @@ func TestCleanLogHasNoFindings(t *testing.T) {
 	if len(rep.Findings) != 0 {
 		t.Fatalf("findings on a clean log: %+v", rep.Findings)
 	}
-	if rep.Summary.ServiceOrder != ServiceOrderSequenceID || rep.Summary.Activities != 8 {
+	if rep.Summary.ServiceOrder != ServiceOrderSequenceID || rep.Summary.Activities != 8 || rep.Summary.Posts != 1 {
 		t.Errorf("summary %+v", rep.Summary)
+	}
+	if rep := Check(events(bot("b0", 1, "")), Options{UserID: userID}); rep.Summary.Posts != 0 {
+		t.Errorf("a log without posts counts %d", rep.Summary.Posts)
 	}
 }
 
