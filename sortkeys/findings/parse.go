@@ -34,6 +34,10 @@ type act struct {
 	raw json.RawMessage
 	// decodeErr is activity.Decode's error when a member has the wrong JSON type.
 	decodeErr error
+	// full is activity.Decode's reading when parse needed it (plainShape did not hold).
+	full *activity.Activity
+	// cdObject says channelData is an object.
+	cdObject bool
 
 	entities []json.RawMessage
 	// stream holds channelData's livestream members; streamMeta reads it when it has streamType.
@@ -240,7 +244,7 @@ func (a *act) parse(raw json.RawMessage, userID string) bool {
 		a.localTSPresent = true
 	}
 	var cd channelData
-	readObject(m.channelData, cd.set)
+	a.cdObject = readObject(m.channelData, cd.set)
 	a.stream = cd.stream
 	if e := m.entities; len(e) > 0 && e[0] == '[' {
 		_ = jsonscan.Elements(e, func(v []byte) { a.entities = append(a.entities, v) })
@@ -258,7 +262,7 @@ func (a *act) parse(raw json.RawMessage, userID string) bool {
 	a.role = inferRole(from, isObject, userID)
 	a.raw = raw
 	if !plainShape(&m, from, isObject) {
-		_, a.decodeErr = activity.Decode(raw)
+		a.full, a.decodeErr = activity.Decode(raw)
 	}
 	return true
 }
@@ -270,15 +274,28 @@ func (a *act) text() string {
 }
 
 // decoded returns the activity as activity.Decode reads it, or nil when it does not decode.
-// Only livestream revisions need it, so the full decode is not paid for every activity.
+// Only livestream revisions need it, and only what Livestream reads of it: id, type, text,
+// attachments, the entities and channelData's livestream members. When plainShape held, parse
+// has read those already (Decode could not fail, and attachments are absent or empty), so they
+// are put together without decoding again (TestDecodedMatchesDecode, FuzzDecoded).
 func (a *act) decoded() *activity.Activity {
-	if a.decodeErr != nil {
+	switch {
+	case a.decodeErr != nil:
 		return nil
+	case a.full != nil:
+		return a.full
 	}
-	d, err := activity.Decode(a.raw)
-	if err != nil {
-		a.decodeErr = err
-		return nil
+	d := &activity.Activity{ID: a.id, Type: a.typ, Text: a.text(), Entities: a.entities}
+	if a.cdObject {
+		d.ChannelData = make(map[string]json.RawMessage, 3)
+		keep := func(k string, v []byte) {
+			if v != nil {
+				d.ChannelData[k] = v
+			}
+		}
+		keep("streamType", a.stream.streamType)
+		keep("streamId", a.stream.streamID)
+		keep("streamSequence", a.stream.streamSeq)
 	}
 	return d
 }

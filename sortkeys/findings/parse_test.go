@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/directline-go/directline/activity"
 )
 
 // unmarshalMembers is the reference the readers are checked against: json.Unmarshal into a map.
@@ -116,4 +118,67 @@ func FuzzMembers(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) { checkMembers(t, raw) })
+}
+
+// checkDecoded compares act.decoded, which puts an activity together from what parse read, with
+// activity.Decode, as Livestream reads each: the same metadata, or none for both.
+func checkDecoded(t *testing.T, raw []byte) {
+	t.Helper()
+	var a act
+	if !a.parse(raw, "u") {
+		return
+	}
+	full, err := activity.Decode(raw)
+	got := a.decoded()
+	if (err != nil) != (got == nil) {
+		t.Fatalf("%q: decoded %v, activity.Decode error %v", raw, got != nil, err)
+	}
+	if err != nil {
+		return
+	}
+	gotLS, gotOK := got.Livestream()
+	wantLS, wantOK := full.Livestream()
+	if gotOK != wantOK || gotLS != wantLS {
+		t.Fatalf("%q: Livestream %+v %v, from activity.Decode %+v %v", raw, gotLS, gotOK, wantLS, wantOK)
+	}
+}
+
+var decodedSeeds = []string{
+	`{"type":"typing","id":"r1","text":"Hel","channelData":{"streamType":"streaming","streamSequence":1}}`,
+	`{"type":"typing","id":"r2","text":"","channelData":{"streamType":"streaming","streamSequence":2,"streamId":"r1"}}`,
+	`{"type":"typing","id":"r3","attachments":[],"channelData":{"streamType":"informative","streamSequence":3,"streamId":"r1"}}`,
+	`{"type":"message","id":"f","text":"Hello","channelData":{"streamType":"final","streamId":"r1"}}`,
+	`{"type":"typing","id":"f2","text":"x","channelData":{"streamType":"final","streamId":"r1"}}`,
+	`{"type":"typing","id":"f3","channelData":{"streamType":"final","streamId":"r1"}}`,
+	`{"type":"message","id":"f4","channelData":{"streamType":"final"}}`,
+	`{"type":"typing","id":"e1","text":"a","entities":[{"type":"streaminfo","streamType":"streaming","streamSequence":1}]}`,
+	`{"type":"typing","id":"e2","channelData":{},"entities":[{"type":"streaminfo","streamType":"streaming","streamSequence":2,"streamId":"e1"}]}`,
+	`{"type":"typing","id":"e3","channelData":{"streamType":5},"entities":[{"type":"streaminfo","streamType":"streaming","streamSequence":2,"streamId":"e1"}]}`,
+	`{"type":"typing","id":"e4","entities":[{"type":"https://schema.org/Message","@id":"","abstract":"sum"}],"channelData":{"streamType":"streaming","streamSequence":1}}`,
+	`{"type":"typing","id":"d1","channelData":{"streamType":"streaming","streamType":"final","streamId":"x","streamId":null}}`,
+	`{"type":"typing","id":"d2","channelData":{"streamSequence":"1","streamType":"streaming"}}`,
+	`{"type":"typing","id":"d3","channelData":{"streamSequence":1.5,"streamType":"streaming"}}`,
+	`{"type":"typing","id":"d4","channelData":null,"text":"a","entities":[{"type":"streaminfo","streamType":"streaming","streamSequence":1}]}`,
+	`{"type":"typing","id":"d5","text":"a\nb","channelData":{"streamType":"streaming","streamSequence":1}}`,
+	`{"type":"typing","id":"d6","channelData":{"stream\u0054ype":"streaming","streamSequence":1}}`,
+	`{"type":"typing","id":"d7","attachments":[{"contentType":"text/plain"}],"channelData":{"streamType":"streaming","streamSequence":1}}`,
+	`{"type":"typing","id":"d8","attachments":[1],"channelData":{"streamType":"streaming","streamSequence":1}}`,
+	"{\"type\":\"typing\",\"id\":\"\xff\",\"channelData\":{\"streamType\":\"streaming\",\"streamSequence\":1}}",
+	`{"type":"typing","channelData":{"streamType":"streaming","streamSequence":1}}`,
+	`{"type":"typing","id":"x","from":{"id":1},"channelData":{"streamType":"streaming","streamSequence":1}}`,
+}
+
+// TestDecodedMatchesDecode: what act.decoded builds without activity.Decode reads as the same
+// livestream metadata.
+func TestDecodedMatchesDecode(t *testing.T) {
+	for _, raw := range append(decodedSeeds, membersSeeds...) {
+		checkDecoded(t, []byte(raw))
+	}
+}
+
+func FuzzDecoded(f *testing.F) {
+	for _, s := range append(decodedSeeds, membersSeeds...) {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) { checkDecoded(t, raw) })
 }
