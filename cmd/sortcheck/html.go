@@ -72,10 +72,10 @@ td { padding: 2px 8px; border-bottom: 1px solid #ddd; }
 <tr><td>Profile</td><td>{{.Summary.Profile}}</td></tr>
 <tr><td>Service order</td><td>{{.Summary.ServiceOrder}}</td></tr>
 <tr><td>Pairs shown in the opposite order to the server</td><td>{{.Summary.InvertedPairs}}</td></tr>
-<tr><td>Activities moved</td><td>{{.Summary.Moved}}</td></tr>
+<tr><td>Bubbles moved</td><td>{{.Summary.Moved}}</td></tr>
 <tr><td>Findings</td><td>{{.Must}} MUST, {{.Should}} SHOULD, {{.Drop}} DROP-or-MISPLACE</td></tr>
 </table>
-{{if .Truncated}}<p>Only the first {{.LeftCount}} and {{.RightCount}} entries are drawn.</p>{{end}}
+{{if .Truncated}}<p>Only the first {{.LeftCount}} activities of the service's order and {{.RightCount}} bubbles of the screen are drawn.</p>{{end}}
 <svg xmlns="http://www.w3.org/2000/svg" width="{{.Width}}" height="{{.Height}}" viewBox="0 0 {{.Width}} {{.Height}}">
 <text class="head" x="{{.LeftTextX}}" y="{{.HeaderY}}">{{.LeftHeaderText}}</text>
 <text class="head" x="{{.RightTextX}}" y="{{.HeaderY}}">{{.Right}}</text>
@@ -88,9 +88,8 @@ td { padding: 2px 8px; border-bottom: 1px solid #ddd; }
 `))
 
 // writeHTML draws the service's order on the left and Web Chat's screen on the right (rows, one
-// per bubble of rep.Screen), one line from each bubble to the activity it stands for
-// (rep.ScreenService); activities outside the longest run kept in the service's order are drawn
-// as moved, as Check counts them.
+// per bubble of rep.Screen), one line from each delivered activity to the bubble it is a revision
+// of; the bubbles Check counts as moved, and their activities, are drawn as moved.
 func writeHTML(w io.Writer, rep findings.Report, log *Log, rows []row) error {
 	page := htmlPage{
 		Title: "sortcheck: service order vs Web Chat", Right: "Web Chat screen", Summary: rep.Summary,

@@ -516,7 +516,7 @@ func writeText(w io.Writer, withScreen bool, source string, log *Log, rep findin
 	}
 	fmt.Fprintf(w, "  service order: %s; %s predicted (%s)\n", s.ServiceOrder, counted(s.Bubbles, "bubble", "bubbles"), s.Profile)
 	fmt.Fprintf(w, "  %s shown in the opposite order to the server (%s moved)\n",
-		counted(int(s.InvertedPairs), "pair", "pairs"), counted(s.Moved, "activity", "activities"))
+		counted(int(s.InvertedPairs), "pair", "pairs"), counted(s.Moved, "bubble", "bubbles"))
 	_, err := fmt.Fprintf(w, "  findings: %d MUST, %d SHOULD, %d DROP-or-MISPLACE\n",
 		s.BySeverity[findings.Must], s.BySeverity[findings.Should], s.BySeverity[findings.DropOrMisplace])
 	return err

@@ -162,7 +162,7 @@ func TestTextOutput(t *testing.T) {
 		"Predicted screen (gen-c, 3 bubbles)",
 		"DL070-order-inverted",
 		"line 2", // b is on line 2 of the input
-		"1 pair shown in the opposite order to the server (1 activity moved)",
+		"1 pair shown in the opposite order to the server (1 bubble moved)",
 		"3 events: 3 activities delivered, 0 posts",
 		"echo rules (DL021, DL030, DL031): not applicable, the log has no posts",
 		"second from the service",
@@ -378,8 +378,8 @@ func TestHTMLIsSelfContainedAndWellFormed(t *testing.T) {
 	}
 }
 
-// TestHTMLMovedMatchesSummary: the picture draws as moved the activities the summary counts,
-// each bubble joined to the activity it stands for.
+// TestHTMLMovedMatchesSummary: the picture draws as moved the bubbles the summary counts, each
+// delivered activity joined to the bubble it is a revision of.
 func TestHTMLMovedMatchesSummary(t *testing.T) {
 	const echoVector = `{"name":"echo","profile":"gen-c","source":"test","userID":"u-user","events":[
 {"op":"post","activity":{"type":"message","localTimestamp":"2025-01-01T00:00:01.000Z","from":{"id":"u-user","role":"user"},"text":"Hello.","channelData":{"clientActivityID":"c-00001"}}},
@@ -397,6 +397,12 @@ func TestHTMLMovedMatchesSummary(t *testing.T) {
 	}{
 		{"echo at its post's place", echoVector, 1},
 		{"livestream around a message", livestream, 0},
+		// Shown at the final's place, below x: in order all the same.
+		{"finalized livestream around a message", jsonLines([]string{
+			`{"type":"typing","id":"r1","timestamp":"2024-05-01T10:00:01.000Z","from":{"id":"bot","role":"bot"},"text":"Hel","channelData":{"streamType":"streaming","streamSequence":1}}`,
+			`{"type":"message","id":"x","timestamp":"2024-05-01T10:00:02.000Z","from":{"id":"bot","role":"bot"},"text":"x"}`,
+			`{"type":"message","id":"f","timestamp":"2024-05-01T10:00:03.000Z","from":{"id":"bot","role":"bot"},"text":"Hello","channelData":{"streamType":"final","streamId":"r1"}}`,
+		}), 0},
 		{"misplaced", jsonLines(misplacedActivities), 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

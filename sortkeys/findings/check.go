@@ -62,10 +62,10 @@ type Summary struct {
 	// ServiceOrder is ServiceOrderSequenceID or ServiceOrderDelivery.
 	ServiceOrder string `json:"serviceOrder"`
 	// InvertedPairs is the number of pairs shown in the opposite order to the server: pairs of
-	// bubbles on the predicted screen whose activities (Report.ScreenService) the service orders
-	// the other way round.
+	// bubbles on the predicted screen where the service delivered every activity of the lower
+	// one before any of the upper one (Span).
 	InvertedPairs int64 `json:"invertedPairs"`
-	// Moved is the number of those activities outside one longest run kept in the service's order.
+	// Moved is the number of bubbles outside one longest run kept in the service's order.
 	Moved int `json:"moved"`
 	// Bubbles is the number of bubbles on the predicted screen.
 	Bubbles int `json:"bubbles"`
@@ -79,11 +79,10 @@ type Placement struct {
 	Index int `json:"index"`
 	// Service is its 0-based place in the service's order.
 	Service int `json:"service"`
-	// Display is the 0-based place in Report.Screen of the bubble that stands for it
-	// (Report.ScreenService), -1 when none does: it is hidden, dropped, or a later revision of a
-	// bubble that stands for an earlier activity.
+	// Display is the 0-based place in Report.Screen of the bubble it is a revision of, -1 when
+	// none is: it is hidden or dropped.
 	Display int `json:"display"`
-	// Moved is true when it is one of the activities Summary.Moved counts.
+	// Moved is true when that bubble is one Summary.Moved counts.
 	Moved bool `json:"moved"`
 }
 
@@ -96,11 +95,9 @@ type Report struct {
 	Screen []sortkeys.Bubble `json:"-"`
 	// Service lists the delivered activities in the service's order.
 	Service []Placement `json:"-"`
-	// ScreenService has, for each bubble of Screen, the index in Service of the activity it
-	// stands for, or -1. A bubble stands for the earliest in the service's order of the
-	// delivered activities among its revisions (Bubble.IDs), so a livestream or an echoed post
-	// counts at its first delivery. It is -1 when the bubble has no delivered revision (a
-	// pending post) or when that activity already stands for a bubble higher on the screen.
+	// ScreenService has, for each bubble of Screen, the index in Service of the first delivered
+	// activity among its revisions (Bubble.IDs), which DL070 names, or -1 when it has none (a
+	// pending post). An activity counts for the highest bubble that lists it.
 	ScreenService []int `json:"-"`
 }
 
@@ -627,34 +624,72 @@ func (c *checker) order(rep *Report) {
 		rep.Service[k] = Placement{Name: d.id, Index: d.index, Service: k, Display: -1}
 	}
 	c.byID = nil
-	// The rule is about what a person sees: bubbles, each counted once at its earliest activity.
+	// The rule is about what a person sees: bubbles, each spanning the delivered activities
+	// among its revisions that no bubble higher up already shows.
 	rep.ScreenService = make([]int, len(rep.Screen))
-	ranks := make([]int, 0, len(rep.Screen))
+	spans := make([]Span, 0, len(rep.Screen))
+	spanOf := make([]int, len(rep.Screen)) // the span of the bubble at each place, -1 for none
 	for pos, b := range rep.Screen {
-		best := -1
+		s := Span{First: -1}
 		for _, id := range b.IDs {
-			if k, ok := rank[id]; ok && (best < 0 || k < best) {
-				best = k
+			k, ok := rank[id]
+			if !ok || rep.Service[k].Display >= 0 {
+				continue
 			}
+			rep.Service[k].Display = pos
+			if s.First < 0 || k < s.First {
+				s.First = k
+			}
+			s.Last = max(s.Last, k)
 		}
-		if best >= 0 && rep.Service[best].Display >= 0 {
-			best = -1
-		}
-		rep.ScreenService[pos] = best
-		if best >= 0 {
-			rep.Service[best].Display = pos
-			ranks = append(ranks, best)
+		rep.ScreenService[pos], spanOf[pos] = s.First, -1
+		if s.First >= 0 {
+			spanOf[pos] = len(spans)
+			spans = append(spans, s)
 		}
 	}
-	rep.Summary.InvertedPairs = Inversions(ranks)
-	for j, m := range Moved(ranks) {
-		if !m {
+	rep.Summary.InvertedPairs = InvertedPairs(spans, len(list))
+	moved := Moved(spans, len(list))
+	for k := range rep.Service {
+		if pos := rep.Service[k].Display; pos >= 0 {
+			rep.Service[k].Moved = moved[spanOf[pos]]
+		}
+	}
+	// Each moved bubble is inverted with a kept one (else the run would keep it too): the kept
+	// bubble above it delivered last, or the kept one below it delivered first.
+	place := make([]int, len(spans)) // the screen place of each span's bubble
+	for pos, j := range spanOf {
+		if j >= 0 {
+			place[j] = pos
+		}
+	}
+	above := make([]int, len(spans)) // the kept span above each with the latest First, -1 for none
+	latest := -1
+	for j := range spans {
+		above[j] = latest
+		if !moved[j] && (latest < 0 || spans[j].First > spans[latest].First) {
+			latest = j
+		}
+	}
+	earliest := -1 // the kept span below with the earliest Last
+	for j := len(spans) - 1; j >= 0; j-- {
+		if !moved[j] {
+			if earliest < 0 || spans[j].Last < spans[earliest].Last {
+				earliest = j
+			}
 			continue
 		}
-		p := &rep.Service[ranks[j]]
-		p.Moved = true
 		rep.Summary.Moved++
-		c.add(OrderInverted, p.Index, p.Name, fmt.Sprintf("shown at place %d of Web Chat's screen but at place %d of the service's order (%s)", p.Display+1, p.Service+1, basis))
+		p := &rep.Service[spans[j].First]
+		msg := fmt.Sprintf("shown at place %d of Web Chat's screen, out of the service's order (%s)", place[j]+1, basis)
+		if a := above[j]; a >= 0 && inverted(spans[a], spans[j]) {
+			msg = fmt.Sprintf("shown at place %d of Web Chat's screen, below %s (place %d), which the service delivered after it (%s)",
+				place[j]+1, rep.Service[spans[a].First].Name, place[a]+1, basis)
+		} else if b := earliest; b >= 0 && inverted(spans[j], spans[b]) {
+			msg = fmt.Sprintf("shown at place %d of Web Chat's screen, above %s (place %d), which the service delivered before it (%s)",
+				place[j]+1, rep.Service[spans[b].First].Name, place[b]+1, basis)
+		}
+		c.add(OrderInverted, p.Index, p.Name, msg)
 	}
 }
 

@@ -48,11 +48,12 @@
 //
 // DL070 compares the service's order with the screen the model predicts (sortkeys Replay.Screen,
 // conformance README "From order to screen"), the bubbles a person sees, for every profile. A
-// bubble merges revisions (a livestream's, a post and its echo, updates of one id) and stands for
-// the earliest in the service's order of the delivered activities among them (Bubble.IDs); a
-// bubble with none, and hidden activities, are not counted, and an activity already standing for
-// a bubble higher up is not counted again (Report.ScreenService). The summary counts the pairs
-// shown in the opposite order to the server (Summary.InvertedPairs, merge-sort count,
-// O(n log n)) and DL070 reports one finding per moved activity: those outside one longest run
-// that keeps the service's order.
+// bubble merges revisions (a livestream's, a post and its echo, updates of one id) and spans the
+// places in the service's order of the delivered activities among them (Span, Bubble.IDs); hidden
+// activities and bubbles without a delivered revision are not counted. Two bubbles are shown in
+// the opposite order to the server when the service delivered every activity of the lower one
+// before any of the upper one, so a livestream is in order whether Web Chat shows it at its first
+// revision's place or at its final's. The summary counts those pairs (Summary.InvertedPairs,
+// O(n log n)), and DL070 reports each bubble outside one longest run that keeps the service's
+// order (Summary.Moved), on its first delivered activity, naming a bubble it is inverted with.
 package findings

@@ -3,6 +3,7 @@ package findings
 import (
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -308,6 +309,10 @@ func TestInversions(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	for n := range 60 {
 		ranks := rng.Perm(n)
+		spans := make([]Span, n)
+		for i, r := range ranks {
+			spans[i] = Span{r, r}
+		}
 		var want int64
 		for i := range ranks {
 			for j := i + 1; j < len(ranks); j++ {
@@ -316,10 +321,10 @@ func TestInversions(t *testing.T) {
 				}
 			}
 		}
-		if got := Inversions(ranks); got != want {
-			t.Fatalf("Inversions(%v) = %d, want %d", ranks, got, want)
+		if got := InvertedPairs(spans, n); got != want {
+			t.Fatalf("InvertedPairs(%v) = %d, want %d", ranks, got, want)
 		}
-		moved := Moved(ranks)
+		moved := Moved(spans, n)
 		last, kept := -1, 0
 		for i, m := range moved {
 			if !m {
@@ -334,6 +339,67 @@ func TestInversions(t *testing.T) {
 			t.Fatalf("Moved(%v) keeps %d, longest increasing run is %d", ranks, kept, lis(ranks))
 		}
 	}
+}
+
+// TestSpans checks InvertedPairs and Moved on bubbles of several activities against brute force:
+// the places are split at random among up to 12 bubbles, shown in a random order.
+func TestSpans(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	for range 3000 {
+		n := 1 + rng.Intn(30)
+		m := 1 + rng.Intn(min(n, 12))
+		groups := make([][]int, m)
+		for k, place := range rng.Perm(n) {
+			g := k
+			if k >= m {
+				g = rng.Intn(m)
+			}
+			groups[g] = append(groups[g], place)
+		}
+		spans := make([]Span, m)
+		for g, places := range groups {
+			spans[g] = Span{slices.Min(places), slices.Max(places)}
+		}
+		var want int64
+		for i := range spans {
+			for j := i + 1; j < m; j++ {
+				if spans[j].Last < spans[i].First {
+					want++
+				}
+			}
+		}
+		if got := InvertedPairs(spans, n); got != want {
+			t.Fatalf("InvertedPairs(%v) = %d, want %d", spans, got, want)
+		}
+		best := 0
+		for set := 0; set < 1<<m; set++ {
+			if keepsOrder(spans, func(i int) bool { return set&(1<<i) != 0 }) {
+				best = max(best, bits.OnesCount(uint(set)))
+			}
+		}
+		moved := Moved(spans, n)
+		kept := 0
+		for _, mv := range moved {
+			if !mv {
+				kept++
+			}
+		}
+		if !keepsOrder(spans, func(i int) bool { return !moved[i] }) || kept != best {
+			t.Fatalf("Moved(%v) = %v keeps %d, the longest run keeping the order has %d", spans, moved, kept, best)
+		}
+	}
+}
+
+// keepsOrder reports whether no two spans in is are inverted.
+func keepsOrder(spans []Span, in func(int) bool) bool {
+	for i := range spans {
+		for j := i + 1; j < len(spans); j++ {
+			if in(i) && in(j) && spans[j].Last < spans[i].First {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func lis(a []int) int {
@@ -430,6 +496,7 @@ func TestInversionsFollowTheScreen(t *testing.T) {
 	echo, echoUser := loadEvents(t, "outgoing-echo-without-user-role.json")
 	event := in(`{"type":"event","id":"e","name":"x","timestamp":"2024-05-01T10:00:10.000Z","from":{"id":"bot","role":"bot"}}`)
 	livestream := events(interim("r1", "", 1, "1"), bot("x", 2, ""), interim("r2", "r1", 3, "2"))
+	finalized := events(interim("r1", "", 1, "1"), bot("x", 2, ""), final("f", "r1", 3))
 	cases := []struct {
 		name    string
 		profile sortkeys.Profile
@@ -446,6 +513,10 @@ func TestInversionsFollowTheScreen(t *testing.T) {
 		{"livestream around a message", sortkeys.GenC, livestream, userID, 0, nil, []int{0, 1}},
 		{"livestream around a message (gen-b)", sortkeys.GenB, livestream, userID, 0, nil, []int{0, 1}},
 		{"livestream around a message (gen-a)", sortkeys.GenA, livestream, userID, 0, nil, []int{0, 1}},
+		// gen-c moves a finalized session to its final's place, below x; gen-a keeps it at r1's.
+		// Either place is in the service's order: the bubble spans r1 to f.
+		{"finalized livestream around a message", sortkeys.GenC, finalized, userID, 0, nil, []int{1, 0}},
+		{"finalized livestream around a message (gen-a)", sortkeys.GenA, finalized, userID, 0, nil, []int{0, 1}},
 		// Sent as positions 3, 1, 2, shown 1, 2, 3.
 		{"HowTo parts in position order", sortkeys.GenC, events(
 			part("p1", 1, "_:g", "3"), part("p2", 2, "_:g", "1"), part("p3", 3, "_:g", "2"), bot("m", 4, ""),
@@ -466,7 +537,7 @@ func TestInversionsFollowTheScreen(t *testing.T) {
 			for _, f := range rep.Findings {
 				if f.Rule == OrderInverted {
 					moved = append(moved, f.ActivityID)
-					if !strings.Contains(f.Message, "of Web Chat's screen") {
+					if !strings.Contains(f.Message, "of Web Chat's screen") || !strings.Contains(f.Message, "which the service delivered") {
 						t.Errorf("message %q", f.Message)
 					}
 				}
@@ -483,6 +554,82 @@ func TestInversionsFollowTheScreen(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMovedBubblesOnRandomLogs checks the count and DL070 on random logs of bot messages,
+// livestreams and HowTo parts whose sequence ids arrive out of order, with every profile: the
+// count is the number of inverted pairs of the bubbles' spans, the bubbles left in place keep the
+// service's order, and each DL070 names the bubble it is inverted with.
+func TestMovedBubblesOnRandomLogs(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	for range 300 {
+		seqs := rng.Perm(59)
+		next := func() int { s := seqs[0] + 1; seqs = seqs[1:]; return s }
+		var evs []sortkeys.Event
+		for k := 0; len(seqs) > 8; k++ {
+			switch rng.Intn(3) {
+			case 0:
+				evs = append(evs, bot(fmt.Sprint("m", k), next(), ""))
+			case 1:
+				sid := fmt.Sprint("r", k)
+				evs = append(evs, interim(sid, "", next(), "1"))
+				for j := range rng.Intn(3) {
+					evs = append(evs, interim(fmt.Sprint(sid, "-", j), sid, next(), fmt.Sprint(j+2)))
+				}
+				if rng.Intn(2) == 0 {
+					evs = append(evs, final(sid+"-f", sid, next()))
+				}
+			default:
+				evs = append(evs, part(fmt.Sprint("p", k), next(), fmt.Sprint("_:g", k%2), fmt.Sprint(rng.Intn(5))))
+			}
+		}
+		rng.Shuffle(len(evs), func(i, j int) { evs[i], evs[j] = evs[j], evs[i] })
+		for _, p := range []sortkeys.Profile{sortkeys.GenA, sortkeys.GenB, sortkeys.GenC} {
+			rep := Check(evs, Options{Profile: p, UserID: userID})
+			var spans []Span
+			var kept []bool
+			for pos, k := range rep.ScreenService {
+				if k < 0 {
+					continue
+				}
+				s := Span{First: k, Last: k}
+				for x, pl := range rep.Service {
+					if pl.Display == pos {
+						s.First, s.Last = min(s.First, x), max(s.Last, x)
+					}
+				}
+				spans = append(spans, s)
+				kept = append(kept, !rep.Service[k].Moved)
+			}
+			var pairs int64
+			moved := 0
+			for i := range spans {
+				if !kept[i] {
+					moved++
+				}
+				for j := i + 1; j < len(spans); j++ {
+					if spans[j].Last < spans[i].First {
+						pairs++
+					}
+				}
+			}
+			if !keepsOrder(spans, func(i int) bool { return kept[i] }) || pairs != rep.Summary.InvertedPairs || moved != rep.Summary.Moved {
+				t.Fatalf("%s: spans %v kept %v: %d pairs, %d moved; summary %+v", p, spans, kept, pairs, moved, rep.Summary)
+			}
+			n := 0
+			for _, f := range rep.Findings {
+				if f.Rule == OrderInverted {
+					n++
+					if !strings.Contains(f.Message, "which the service delivered") {
+						t.Fatalf("%s: DL070 names no bubble: %q", p, f.Message)
+					}
+				}
+			}
+			if n != moved {
+				t.Fatalf("%s: %d DL070 findings for %d moved bubbles", p, n, moved)
+			}
+		}
 	}
 }
 

@@ -86,7 +86,7 @@ var Rules = []Rule{
 	{PositionNotNumber, DropOrMisplace, "position of the schema.org Message entity is not a JSON number; Web Chat rejects the entity and does not group the activity."},
 	{PartOfChanged, DropOrMisplace, "isPartOf differs between revisions of one activity or one livestream session; Web Chat leaves the old entry behind (undefined behaviour, duplicate entries)."},
 	{ReplyToUnknown, Should, "replyToId names an activity that never arrives; Web Chat holds the activity up to 5 s before showing it (queueIncomingActivitySaga.ts)."},
-	{OrderInverted, DropOrMisplace, "The model's predicted screen shows bubbles in another order than the service's (sequence id when every activity has one, else delivery order); a bubble stands for the earliest delivered activity among its revisions. One finding per moved activity; the summary counts the pairs shown in the opposite order to the server."},
+	{OrderInverted, DropOrMisplace, "The model's predicted screen shows a bubble below one whose activities the service delivered after all of its own (sequence id when every activity has one, else delivery order); a bubble spans the delivered activities among its revisions. One finding per moved bubble, naming a bubble it is inverted with; the summary counts the pairs shown in the opposite order to the server."},
 }
 
 // RuleByID returns the rule with that id.
