@@ -115,10 +115,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	profile := sortkeys.Profile(cfg.profile)
 	if !cfg.profileSet && log.Profile != "" {
-		profile = sortkeys.Profile(log.Profile)
-	}
-	if profile, err = sortkeys.ParseProfile(string(profile)); err != nil {
-		return fail(err)
+		if profile, err = sortkeys.ParseProfile(log.Profile); err != nil {
+			return fail(fmt.Errorf("%s: the vector's profile %q is not gen-a, gen-b or gen-c", source, log.Profile))
+		}
 	}
 	userID := cfg.userID
 	if !cfg.userIDSet {
@@ -194,11 +193,26 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		fmt.Fprintln(stderr, "usage: sortcheck [flags] [file]\n       sortcheck --live --base URL --conversation ID (--secret S | --token T) [flags]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
+	// Flags may come after the file too (sortcheck log.jsonl --json): the flag package stops at
+	// the first argument that is not one, so parsing resumes after each; after "--" every
+	// argument is a file.
+	var files []string
+	for rest := args; len(rest) > 0; {
+		if err := fs.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, errFlagsReported
 		}
-		return nil, errFlagsReported
+		left := fs.Args()
+		if n := len(rest) - len(left); n > 0 && rest[n-1] == "--" {
+			files = append(files, left...)
+			break
+		}
+		if len(left) == 0 {
+			break
+		}
+		files, rest = append(files, left[0]), left[1:]
 	}
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
@@ -208,6 +222,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 			cfg.userIDSet = true
 		}
 	})
+	if _, err := sortkeys.ParseProfile(cfg.profile); err != nil {
+		return nil, fmt.Errorf("--profile must be gen-a, gen-b or gen-c, not %q", cfg.profile)
+	}
 	switch cfg.failOn {
 	case "must", "misplace", "should":
 	default:
@@ -218,7 +235,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	switch {
 	case cfg.live:
-		if fs.NArg() > 0 {
+		if len(files) > 0 {
 			return nil, errors.New("--live takes no file argument")
 		}
 		if cfg.base == "" || cfg.conversation == "" {
@@ -227,10 +244,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		if (cfg.secret == "") == (cfg.token == "") {
 			return nil, errors.New("--live needs exactly one of --secret and --token")
 		}
-	case fs.NArg() > 1:
-		return nil, fmt.Errorf("one input file at most, got %d", fs.NArg())
-	case fs.NArg() == 1:
-		cfg.file = fs.Arg(0)
+	case len(files) > 1:
+		return nil, fmt.Errorf("one input file at most, got %d: %s", len(files), strings.Join(files, " "))
+	case len(files) == 1:
+		cfg.file = files[0]
 	}
 	return cfg, nil
 }
@@ -511,6 +528,10 @@ func writeText(w io.Writer, withScreen bool, source string, log *Log, rep findin
 	fmt.Fprintln(w, "Summary")
 	fmt.Fprintf(w, "  input: %s (%s), %s: %s delivered, %s\n", source, log.Format,
 		counted(s.Events, "event", "events"), counted(s.Activities, "activity", "activities"), counted(s.Posts, "post", "posts"))
+	if s.RoleInferred > 0 && s.UserID == "" {
+		fmt.Fprintf(w, "  %s from.id without from.role; with no user id given (--user-id), Web Chat shows each as a bot's\n",
+			counted(s.RoleInferred, "activity has", "activities have"))
+	}
 	if s.Posts == 0 {
 		fmt.Fprintln(w, "  echo rules (DL021, DL030, DL031): not applicable, the log has no posts (only what was delivered)")
 	}

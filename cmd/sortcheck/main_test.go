@@ -78,6 +78,8 @@ type jsonReport struct {
 	Summary struct {
 		Profile, ServiceOrder     string
 		Events, Activities, Posts int
+		UserID                    string
+		RoleInferred              int
 		Findings                  int
 		ByRule                    map[string]int
 		InvertedPairs             int64
@@ -171,6 +173,17 @@ func TestTextOutput(t *testing.T) {
 			t.Errorf("text output lacks %q:\n%s", want, res.stdout)
 		}
 	}
+	// Without a user id, an activity without from.role is a bot's; the summary says so.
+	noRole := `{"type":"message","id":"a","timestamp":"2024-05-01T10:00:00.000Z","localTimestamp":"2024-05-01T10:00:00.000Z","from":{"id":"dl_alice"},"text":"hi"}` + "\n"
+	for _, tc := range []struct {
+		args []string
+		note bool
+	}{{nil, true}, {[]string{"--user-id", "dl_alice"}, false}} {
+		res := runWith(t, noRole, tc.args...)
+		if got := strings.Contains(res.stdout, "1 activity has from.id without from.role; with no user id given (--user-id)"); got != tc.note {
+			t.Errorf("%v: note %v, want %v:\n%s", tc.args, got, tc.note, res.stdout)
+		}
+	}
 	// A vector has the posts, which the echo rules need.
 	withPosts := runWith(t, `{"name":"t","profile":"gen-c","userID":"u-user","events":[
 {"op":"post","activity":{"type":"message","localTimestamp":"2025-01-01T00:00:01.000Z","from":{"id":"u-user","role":"user"},"text":"hi","channelData":{"clientActivityID":"c1"}}},
@@ -248,6 +261,22 @@ func TestProfilesAndFileArgument(t *testing.T) {
 			t.Errorf("%s: summary %+v input %+v", p, r.Summary, r.Input)
 		}
 	}
+	// Flags after the file are read as flags; after "--" everything is a file.
+	res := runWith(t, "", path, "--json", "--profile", "gen-a")
+	if r := decodeReport(t, res.stdout); res.code != exitClean || r.Summary.Profile != "gen-a" || r.Input.Source != path {
+		t.Errorf("flags after the file: exit %d, stderr %q, summary %+v", res.code, res.stderr, r.Summary)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{path, "other.json"}, "one input file at most, got 2: " + path + " other.json"},
+		{[]string{"--json", "--", path, "--profile"}, "one input file at most, got 2: " + path + " --profile"},
+	} {
+		if res := runWith(t, "", tc.args...); res.code != exitUsage || !strings.Contains(res.stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q", tc.args, res.code, res.stderr)
+		}
+	}
 }
 
 func TestBadInputLineNumbers(t *testing.T) {
@@ -263,6 +292,7 @@ func TestBadInputLineNumbers(t *testing.T) {
 		{"vector: unknown op", "{\"name\":\"v\",\n\"events\":[\n{\"op\":\"incoming\",\"activity\":" + cleanActivities[0] + "},\n{\"op\":\"teleport\"}\n]}", `input line 4: unknown op "teleport"`},
 		{"vector: incoming without activity", "{\"name\":\"v\",\"events\":[\n\n{\"op\":\"incoming\"}]}", "input line 3: incoming event without an activity object"},
 		{"event line with a bad op", `{"op":"sideways"}`, `input line 1: unknown op "sideways"`},
+		{"vector with an unknown profile", `{"name":"v","profile":"gen-z","events":[{"op":"incoming","activity":` + cleanActivities[0] + `}]}`, `stdin: the vector's profile "gen-z" is not gen-a, gen-b or gen-c`},
 		{"log export line without activity", `{"seq":1,"kind":"activity","activity":{"type":"message"}}` + "\n" + `{"seq":2,"kind":"activity","activity":5}`, "input line 2: log entry without an activity object"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -55,6 +55,12 @@ type Summary struct {
 	// DL031) compare posts with what came back: a log without posts, such as a service's log or
 	// a transcript, cannot break them.
 	Posts int `json:"posts"`
+	// UserID is Options.UserID, the user id Web Chat was started with.
+	UserID string `json:"userID"`
+	// RoleInferred is the number of delivered activities whose from has an id and no role: Web
+	// Chat takes them for the user's when from.id is the user id (Options.UserID), else for a
+	// bot's.
+	RoleInferred int `json:"roleInferred"`
 	// Findings is the total number of findings, including any MaxPerRule left out.
 	Findings   int              `json:"findings"`
 	BySeverity map[Severity]int `json:"bySeverity"`
@@ -138,6 +144,7 @@ func Check(events []sortkeys.Event, opts Options) Report {
 	rep.Summary.Profile = profile
 	rep.Summary.Events = len(events)
 	rep.Summary.Activities = c.firsts
+	rep.Summary.UserID, rep.Summary.RoleInferred = opts.UserID, c.roleInferred
 	for _, ev := range events {
 		if ev.Op == sortkeys.OpPost {
 			rep.Summary.Posts++
@@ -202,6 +209,8 @@ type checker struct {
 	// to, earliest first; pendingWithText drops the ones no longer pending as it meets them.
 	byText     map[string][]*post
 	deliveries []delivered
+	// roleInferred counts the deliveries whose role is inferred (Summary.RoleInferred).
+	roleInferred int
 	// firsts counts the deliveries with first set.
 	firsts int
 	// byID is the index in deliveries of the latest revision of each id.
@@ -310,6 +319,9 @@ func textKey(typ, text string) string { return typ + "\x00" + text }
 // post a fulfilled event completes (nil for incoming events).
 func (c *checker) deliver(i int, a *act, echoOf *post) {
 	name := a.name()
+	if a.roleInferred {
+		c.roleInferred++
+	}
 	if echoOf == nil && a.role == activity.RoleUser {
 		if p := c.posts[a.clientID]; a.clientID != "" && p != nil && !p.echoed {
 			echoOf = p
@@ -566,7 +578,7 @@ func (c *checker) finish() {
 	if withSeq > 0 && withSeq < len(c.deliveries) {
 		for k := range c.deliveries {
 			if d := &c.deliveries[k]; d.seqKind == seqAbsent {
-				c.add(SequenceIDPartial, d.index, d.name, fmt.Sprintf("no webchat:sequence-id, while %d of %d delivered activities have one; it sorts after all of them", withSeq, len(c.deliveries)))
+				c.add(SequenceIDPartial, d.index, d.name, fmt.Sprintf("no webchat:sequence-id, while %d of %d deliveries carry one; it sorts after all of them", withSeq, len(c.deliveries)))
 			}
 		}
 	}

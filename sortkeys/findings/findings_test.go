@@ -191,6 +191,14 @@ func TestCleanLogHasNoFindings(t *testing.T) {
 	if rep := Check(events(bot("b0", 1, "")), Options{UserID: userID}); rep.Summary.Posts != 0 {
 		t.Errorf("a log without posts counts %d", rep.Summary.Posts)
 	}
+	// from with an id and no role, twice; without from, and with a role, not counted.
+	rep = Check(events(
+		in(`{"type":"message","id":"a","from":{"id":"u-user"}}`), in(`{"type":"message","id":"b","from":{"id":"x","role":""}}`),
+		in(`{"type":"message","id":"c"}`), bot("d", 1, ""),
+	), Options{UserID: userID})
+	if rep.Summary.RoleInferred != 2 || rep.Summary.UserID != userID {
+		t.Errorf("RoleInferred %d, UserID %q", rep.Summary.RoleInferred, rep.Summary.UserID)
+	}
 }
 
 func loadEvents(t *testing.T, name string) ([]sortkeys.Event, string) {

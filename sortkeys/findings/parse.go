@@ -38,6 +38,8 @@ type act struct {
 	full *activity.Activity
 	// cdObject says channelData is an object.
 	cdObject bool
+	// roleInferred says from has an id and no role: role is what Web Chat infers from them.
+	roleInferred bool
 
 	entities []json.RawMessage
 	// stream holds channelData's livestream members; streamMeta reads it when it has streamType.
@@ -260,6 +262,11 @@ func (a *act) parse(raw json.RawMessage, userID string) bool {
 	}
 	from, isObject := readAccount(m.from)
 	a.role = inferRole(from, isObject, userID)
+	if isObject {
+		role, _ := str(from.role)
+		id, _ := str(from.id)
+		a.roleInferred = role == "" && id != ""
+	}
 	a.raw = raw
 	if !plainShape(&m, from, isObject) {
 		a.full, a.decodeErr = activity.Decode(raw)
