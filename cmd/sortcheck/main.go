@@ -89,7 +89,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "sortcheck:", err)
 		return exitUsage
 	}
-	bar := newProgress(stderr, cfg.progress || isTerminal(stderr))
+	tty := isTerminal(stderr)
+	bar := newProgress(stderr, cfg.progress || tty, tty)
 	fail := func(err error) int {
 		bar.done()
 		fmt.Fprintln(stderr, "sortcheck:", err)

@@ -544,24 +544,58 @@ func TestProgressBar(t *testing.T) {
 	old := progressAfter
 	progressAfter = 0
 	defer func() { progressAfter = old }()
+	// Forced onto stderr that is not a terminal: every phase in turn, a line each, no terminal codes.
 	res = runWith(t, jsonLines(cleanActivities), "--progress")
-	// Every phase in turn, then the line cleared before the command ends.
-	for _, want := range []string{"replaying [", "3/3 events (100%)", "ordering and checking", "writing the report"} {
+	for _, want := range []string{"sortcheck: replaying [", "3/3 events (100%)\n", "sortcheck: ordering and checking\n", "sortcheck: writing the report\n"} {
 		if !strings.Contains(res.stderr, want) {
 			t.Errorf("forced progress: stderr %q lacks %q", res.stderr, want)
 		}
 	}
-	if !strings.HasSuffix(res.stderr, "\r\033[K") {
-		t.Errorf("forced progress: line not cleared at the end: %q", res.stderr)
+	if strings.ContainsAny(res.stderr, "\r\033") {
+		t.Errorf("forced progress off a terminal has terminal codes: %q", res.stderr)
 	}
 	if strings.Contains(res.stdout, "replaying") {
 		t.Errorf("progress leaked into stdout")
 	}
-	// An error after the line was drawn starts on a cleared line.
 	var errOut bytes.Buffer
 	code := run([]string{"--progress"}, strings.NewReader(jsonLines(cleanActivities)), failingWriter{}, &errOut)
-	if code != exitUsage || !strings.Contains(errOut.String(), "writing the report\r\033[Ksortcheck: ") {
+	if code != exitUsage || !strings.Contains(errOut.String(), "writing the report\nsortcheck: ") {
 		t.Errorf("failure with progress: exit %d, stderr %q", code, errOut.String())
+	}
+}
+
+// TestProgressInPlace: on a terminal the line is redrawn in place and cleared at the end, so an
+// error printed after it starts on a clean line; a bar redraws at most every progressEvery.
+func TestProgressInPlace(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf, true, true)
+	p.start = time.Now().Add(-2 * progressAfter)
+	replaying := p.counter("replaying", "events")
+	for i := 1; i <= 1000; i++ {
+		replaying(i, 1000)
+	}
+	p.step("writing the report", "", 0, 0)
+	p.done()
+	out := buf.String()
+	if !strings.HasPrefix(out, "\r\033[Ksortcheck: replaying [") || strings.Contains(out, "\n") ||
+		!strings.Contains(out, "1000/1000 events (100%)\r\033[Ksortcheck: writing the report\r\033[K") || strings.Count(out, "replaying") > 3 {
+		t.Errorf("progress output %q", out)
+	}
+}
+
+// TestProgressLinesByTenths: off a terminal, a bar prints a line when it starts and at each tenth,
+// not at each call.
+func TestProgressLinesByTenths(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf, true, false)
+	p.start = time.Now().Add(-2 * progressAfter)
+	replaying := p.counter("replaying", "events")
+	for i := 1; i <= 1000; i++ {
+		replaying(i, 1000)
+	}
+	p.done()
+	if out := buf.String(); strings.Count(out, "\n") != 11 || !strings.HasSuffix(out, "1000/1000 events (100%)\n") {
+		t.Errorf("progress output %q", out)
 	}
 }
 
@@ -603,7 +637,7 @@ func TestHTMLPathCheckedFirst(t *testing.T) {
 
 func TestProgressWaitsASecond(t *testing.T) {
 	var buf bytes.Buffer
-	p := newProgress(&buf, true)
+	p := newProgress(&buf, true, true)
 	replaying := p.counter("replaying", "events")
 	replaying(1, 2)
 	p.start = time.Now().Add(-2 * progressAfter)
