@@ -32,7 +32,9 @@ const maxPages = 100000
 // new activities arrive. The paged form only holds what the service replays (no typing
 // activities).
 func (s *liveSource) fetch(ctx context.Context) ([]byte, string, error) {
-	conv := strings.TrimRight(s.base, "/") + "/v3/directline/conversations/" + url.PathEscape(s.conversation)
+	// The base is the service's root; Web Chat's domain (<root>/v3/directline) is taken for it too.
+	root := strings.TrimSuffix(strings.TrimRight(s.base, "/"), "/v3/directline")
+	conv := root + "/v3/directline/conversations/" + url.PathEscape(s.conversation)
 	if s.secret {
 		body, status, err := s.get(ctx, conv+"/log")
 		if err != nil {

@@ -106,7 +106,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if cfg.live {
 		bar.step("fetching the conversation", "", 0, 0)
 	}
-	data, source, err := readInput(cfg, stdin)
+	data, source, err := readInput(cfg, stdin, stderr)
 	if err != nil {
 		return fail(err)
 	}
@@ -234,6 +234,13 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if cfg.maxPerRule < 0 {
 		return nil, errors.New("--max-per-rule must be >= 0")
 	}
+	if !cfg.live {
+		for _, f := range []struct{ name, v string }{{"--base", cfg.base}, {"--conversation", cfg.conversation}, {"--secret", cfg.secret}, {"--token", cfg.token}} {
+			if f.v != "" {
+				return nil, fmt.Errorf("%s is for --live, which is not given", f.name)
+			}
+		}
+	}
 	switch {
 	case cfg.live:
 		if len(files) > 0 {
@@ -254,7 +261,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 }
 
 // readInput returns the raw log and a name for it used in messages.
-func readInput(cfg *config, stdin io.Reader) ([]byte, string, error) {
+func readInput(cfg *config, stdin io.Reader, stderr io.Writer) ([]byte, string, error) {
 	switch {
 	case cfg.live:
 		cred := cfg.secret
@@ -270,6 +277,10 @@ func readInput(cfg *config, stdin io.Reader) ([]byte, string, error) {
 	case cfg.file != "" && cfg.file != "-":
 		data, err := os.ReadFile(cfg.file)
 		return data, cfg.file, err
+	}
+	if f, ok := stdin.(*os.File); ok && isTerminal(f) {
+		// Someone typing the command without a file would otherwise see it hang.
+		fmt.Fprintln(stderr, "sortcheck: reading a log from the terminal (end it with Ctrl-D; sortcheck -h for help)")
 	}
 	data, err := io.ReadAll(stdin)
 	return data, "stdin", err

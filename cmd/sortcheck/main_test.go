@@ -228,6 +228,7 @@ func TestExitCodes(t *testing.T) {
 		{"two files", "", []string{"a", "b"}, exitUsage},
 		{"missing file", "", []string{filepath.Join(t.TempDir(), "none.jsonl")}, exitUsage},
 		{"live without base", "", []string{"--live", "--conversation", "c", "--secret", "s"}, exitUsage},
+		{"live flags without --live", jsonLines(cleanActivities), []string{"--base", "http://127.0.0.1:1"}, exitUsage},
 		{"live with both credentials", "", []string{"--live", "--base", "http://127.0.0.1:1", "--conversation", "c", "--secret", "s", "--token", "t"}, exitUsage},
 		{"help", "", []string{"--help"}, exitClean},
 	} {
@@ -505,6 +506,8 @@ func TestLive(t *testing.T) {
 		wantLogAsked bool
 	}{
 		{"secret, log export", true, []string{"--secret", secret}, "conversation conv1 from its /log export", FormatServiceLog, true},
+		// Web Chat's domain, <root>/v3/directline, given as the base.
+		{"base with /v3/directline", true, []string{"--secret", secret, "--base", "/v3/directline"}, "conversation conv1 from its /log export", FormatServiceLog, true},
 		{"secret, no log export", false, []string{"--secret", secret}, "conversation conv1 from GET activities", FormatJSONLines, true},
 		{"token pages activities", true, []string{"--token", token}, "conversation conv1 from GET activities", FormatJSONLines, false},
 	} {
@@ -512,7 +515,15 @@ func TestLive(t *testing.T) {
 			srv := newServer(tc.withLog)
 			defer srv.Close()
 			paged, logAsked = nil, false
-			res := runWith(t, "", append([]string{"--live", "--fail-on", "misplace", "--base", srv.URL + "/", "--conversation", "conv1", "--json"}, tc.cred...)...)
+			args := []string{"--live", "--fail-on", "misplace", "--base", srv.URL + "/", "--conversation", "conv1", "--json"}
+			for i := 0; i < len(tc.cred); i += 2 {
+				if tc.cred[i] == "--base" {
+					args[4] = srv.URL + tc.cred[i+1]
+				} else {
+					args = append(args, tc.cred[i], tc.cred[i+1])
+				}
+			}
+			res := runWith(t, "", args...)
 			if res.code != exitFindings {
 				t.Fatalf("exit %d: %s", res.code, res.stderr)
 			}
