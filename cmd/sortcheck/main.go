@@ -545,7 +545,7 @@ func writeText(w io.Writer, withScreen bool, source string, log *Log, rep findin
 			counted(s.RoleInferred, "activity has", "activities have"))
 	}
 	if s.Posts == 0 {
-		fmt.Fprintln(w, "  echo rules (DL021, DL030, DL031): not applicable, the log has no posts (only what was delivered)")
+		fmt.Fprintln(w, "  echo rules (DL021, DL030 to DL032): not applicable, the log has no posts (only what was delivered)")
 	}
 	fmt.Fprintf(w, "  service order: %s; %s predicted (%s)\n", s.ServiceOrder, counted(s.Bubbles, "bubble", "bubbles"), s.Profile)
 	fmt.Fprintf(w, "  %s shown in the opposite order to the server (%s moved)\n",

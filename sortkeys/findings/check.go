@@ -51,8 +51,8 @@ type Summary struct {
 	// Events is len(events); Activities the number of distinct delivered activities.
 	Events     int `json:"events"`
 	Activities int `json:"activities"`
-	// Posts is the number of post events (what Web Chat sent). The echo rules (DL021, DL030,
-	// DL031) compare posts with what came back: a log without posts, such as a service's log or
+	// Posts is the number of post events (what Web Chat sent). The echo rules (DL021, DL030 to
+	// DL032) compare posts with what came back: a log without posts, such as a service's log or
 	// a transcript, cannot break them.
 	Posts int `json:"posts"`
 	// UserID is Options.UserID, the user id Web Chat was started with.
@@ -321,6 +321,11 @@ func (c *checker) deliver(i int, a *act, echoOf *post) {
 	name := a.name()
 	if a.roleInferred {
 		c.roleInferred++
+	}
+	if a.role != activity.RoleUser && a.clientID != "" {
+		if p := c.posts[a.clientID]; echoOf != nil || p != nil && !p.echoed {
+			c.add(EchoNotFromUser, i, name, fmt.Sprintf("carries the clientActivityID %q of a pending post, but Web Chat takes it for a %s's activity (from.role, or from.id against the user id %q)", a.clientID, a.role, c.opts.UserID))
+		}
 	}
 	if echoOf == nil && a.role == activity.RoleUser {
 		if p := c.posts[a.clientID]; a.clientID != "" && p != nil && !p.echoed {

@@ -35,6 +35,7 @@
 //	DL022-localtimestamp-overwritten          SHOULD            a user activity's localTimestamp equals its server timestamp
 //	DL030-echo-without-client-activity-id     DROP-or-MISPLACE  an echo has no channelData.clientActivityID
 //	DL031-echo-without-id                     MUST              an echo has no id
+//	DL032-echo-not-from-user                  DROP-or-MISPLACE  an echo's role is not the user's, as Web Chat infers it
 //	DL040-livestream-after-final              DROP-or-MISPLACE  a livestream revision arrives after the session's final
 //	DL041-livestream-final-without-stream-id  DROP-or-MISPLACE  streamType final without streamId
 //	DL042-livestream-stream-sequence-invalid  DROP-or-MISPLACE  streamSequence of an interim is not an integer >= 1

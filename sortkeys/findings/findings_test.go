@@ -121,6 +121,8 @@ func TestRules(t *testing.T) {
 		{EchoWithoutClientActivityID, events(posted(postC1), fulfilled("c1", echoC1("", "u1", postedLT))), events(posted(postC1), fulfilled("c1", echoC1("c1", "u1", postedLT))), 1},
 		{EchoWithoutClientActivityID, events(posted(postC1), in(echoC1("", "u1", postedLT))), events(posted(postC1), in(`{"type":"message","id":"u9","timestamp":"2024-05-01T10:00:07.000Z","localTimestamp":"2024-05-01T10:00:02.000Z","from":{"id":"u-user","role":"user"},"text":"other text","channelData":{"webchat:sequence-id":7}}`)), 1},
 		{EchoWithoutID, events(posted(postC1), in(echoC1("c1", "", postedLT))), events(posted(postC1), in(echoC1("c1", "u1", postedLT))), 1},
+		{EchoNotFromUser, events(posted(postC1), in(strings.Replace(echoC1("c1", "u1", postedLT), `"role":"user"`, `"role":"bot"`, 1))), events(posted(postC1), in(echoC1("c1", "u1", postedLT))), 1},
+		{EchoNotFromUser, events(posted(postC1), in(strings.Replace(echoC1("c1", "u1", postedLT), `{"id":"u-user","role":"user"}`, `{"id":"dl_other"}`, 1))), events(posted(postC1), in(strings.Replace(echoC1("c1", "u1", postedLT), `{"id":"u-user","role":"user"}`, `{"id":"u-user"}`, 1))), 1},
 		{LivestreamAfterFinal, events(interim("s1", "", 1, "1"), final("f1", "s1", 2), interim("s2", "s1", 3, "2")), events(interim("s1", "", 1, "1"), interim("s2", "s1", 2, "2"), final("f1", "s1", 3)), 2},
 		{LivestreamFinalWithoutStream, events(interim("s1", "", 1, "1"), final("f1", "", 2)), events(interim("s1", "", 1, "1"), final("f1", "s1", 2)), 1},
 		{LivestreamSequenceInvalid, events(interim("s1", "", 1, "1"), interim("s2", "s1", 2, "1.5")), events(interim("s1", "", 1, "1"), interim("s2", "s1", 2, "2")), 1},

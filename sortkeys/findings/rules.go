@@ -45,6 +45,7 @@ const (
 
 	EchoWithoutClientActivityID = "DL030-echo-without-client-activity-id"
 	EchoWithoutID               = "DL031-echo-without-id"
+	EchoNotFromUser             = "DL032-echo-not-from-user"
 
 	LivestreamAfterFinal         = "DL040-livestream-after-final"
 	LivestreamFinalWithoutStream = "DL041-livestream-final-without-stream-id"
@@ -77,6 +78,7 @@ var Rules = []Rule{
 	{LocalTimestampOverwritten, Should, "A user activity's localTimestamp is identical to its server timestamp: it looks overwritten with server time, which makes the next message being sent jump (field case R01 ii)."},
 	{EchoWithoutClientActivityID, DropOrMisplace, "The echo of a posted activity has no channelData.clientActivityID: Web Chat cannot match it to the pending message, which stays and then fails, and the echo shows as a second bubble."},
 	{EchoWithoutID, Must, "The echo of a posted activity has no id; Web Chat only accepts an echo with a non-empty id, so the send ends as \"send failed\" (postActivitySaga.ts)."},
+	{EchoNotFromUser, DropOrMisplace, "An activity carries the clientActivityID of a pending post but Web Chat does not take it for the user's: from.role is not \"user\", or it is absent and from.id is not the user id. It is ordered as another sender's activity, not as the echo (createGroupedActivitiesReducer.ts; conformance gen-c/outgoing-echo-without-user-role)."},
 	{LivestreamAfterFinal, DropOrMisplace, "A livestream revision arrives after its session's final activity; Web Chat has sealed the session and drops it (LIVESTREAMING.md, upsert.ts)."},
 	{LivestreamFinalWithoutStream, DropOrMisplace, "streamType \"final\" without a non-empty streamId: not a livestream activity, so the session is never concluded and the final shows as its own bubble."},
 	{LivestreamSequenceInvalid, DropOrMisplace, "A streaming or informative revision whose streamSequence is not an integer >= 1: not a livestream activity, so it is not joined to its session."},
