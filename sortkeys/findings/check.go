@@ -665,8 +665,15 @@ func (c *checker) order(rep *Report) {
 			spans = append(spans, s)
 		}
 	}
-	rep.Summary.InvertedPairs = InvertedPairs(spans, len(list))
-	moved := Moved(spans, len(list))
+	c.inversions(rep, spans, spanOf, basis)
+}
+
+// inversions counts the pairs of spans (one per bubble with a delivered revision, spanOf[pos]
+// for the bubble at screen place pos) shown in the opposite order to the server and reports
+// DL070 for each moved bubble.
+func (c *checker) inversions(rep *Report, spans []Span, spanOf []int, basis string) {
+	rep.Summary.InvertedPairs = InvertedPairs(spans, len(rep.Service))
+	moved := Moved(spans, len(rep.Service))
 	for k := range rep.Service {
 		if pos := rep.Service[k].Display; pos >= 0 {
 			rep.Service[k].Moved = moved[spanOf[pos]]
