@@ -540,9 +540,15 @@ func writeText(w io.Writer, withScreen bool, source string, log *Log, rep findin
 	fmt.Fprintln(w, "Summary")
 	fmt.Fprintf(w, "  input: %s (%s), %s: %s delivered, %s\n", source, log.Format,
 		counted(s.Events, "event", "events"), counted(s.Activities, "activity", "activities"), counted(s.Posts, "post", "posts"))
-	if s.RoleInferred > 0 && s.UserID == "" {
-		fmt.Fprintf(w, "  %s from.id without from.role; with no user id given (--user-id), Web Chat shows each as a bot's\n",
+	// Without from.role, Web Chat takes an activity for the user's only when from.id is the user
+	// id; the user rules (DL020, DL022) pass the others by.
+	switch {
+	case s.RoleInferred > 0 && s.UserID == "":
+		fmt.Fprintf(w, "  %s from.id but no from.role: with no user id given (--user-id), Web Chat takes each for a bot's, and the user rules (DL020, DL022) pass them by\n",
 			counted(s.RoleInferred, "activity has", "activities have"))
+	case s.RoleInferred > 0 && s.RoleInferredUser == 0:
+		fmt.Fprintf(w, "  %s from.id but no from.role, and none of them the user id %q: Web Chat takes each for a bot's, and the user rules (DL020, DL022) pass them by\n",
+			counted(s.RoleInferred, "activity has", "activities have"), s.UserID)
 	}
 	if s.Posts == 0 {
 		fmt.Fprintln(w, "  echo rules (DL021, DL030 to DL032): not applicable, the log has no posts (only what was delivered)")

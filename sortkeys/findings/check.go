@@ -61,6 +61,8 @@ type Summary struct {
 	// Chat takes them for the user's when from.id is the user id (Options.UserID), else for a
 	// bot's.
 	RoleInferred int `json:"roleInferred"`
+	// RoleInferredUser is how many of those Web Chat takes for the user's.
+	RoleInferredUser int `json:"roleInferredUser"`
 	// Findings is the total number of findings, including any MaxPerRule left out.
 	Findings   int              `json:"findings"`
 	BySeverity map[Severity]int `json:"bySeverity"`
@@ -144,7 +146,7 @@ func Check(events []sortkeys.Event, opts Options) Report {
 	rep.Summary.Profile = profile
 	rep.Summary.Events = len(events)
 	rep.Summary.Activities = c.firsts
-	rep.Summary.UserID, rep.Summary.RoleInferred = opts.UserID, c.roleInferred
+	rep.Summary.UserID, rep.Summary.RoleInferred, rep.Summary.RoleInferredUser = opts.UserID, c.roleInferred, c.roleInferredUser
 	for _, ev := range events {
 		if ev.Op == sortkeys.OpPost {
 			rep.Summary.Posts++
@@ -209,8 +211,9 @@ type checker struct {
 	// to, earliest first; pendingWithText drops the ones no longer pending as it meets them.
 	byText     map[string][]*post
 	deliveries []delivered
-	// roleInferred counts the deliveries whose role is inferred (Summary.RoleInferred).
-	roleInferred int
+	// roleInferred counts the deliveries whose role is inferred (Summary.RoleInferred), and
+	// roleInferredUser those of them taken for the user's.
+	roleInferred, roleInferredUser int
 	// firsts counts the deliveries with first set.
 	firsts int
 	// byID is the index in deliveries of the latest revision of each id.
@@ -321,10 +324,20 @@ func (c *checker) deliver(i int, a *act, echoOf *post) {
 	name := a.name()
 	if a.roleInferred {
 		c.roleInferred++
+		if a.role == activity.RoleUser {
+			c.roleInferredUser++
+		}
 	}
 	if a.role != activity.RoleUser && a.clientID != "" {
 		if p := c.posts[a.clientID]; echoOf != nil || p != nil && !p.echoed {
-			c.add(EchoNotFromUser, i, name, fmt.Sprintf("carries the clientActivityID %q of a pending post, but Web Chat takes it for a %s's activity (from.role, or from.id against the user id %q)", a.clientID, a.role, c.opts.UserID))
+			why := "from has neither id nor role"
+			switch {
+			case a.roleInferred:
+				why = fmt.Sprintf("no from.role, and from.id %s is not the user id %q", a.from.id, c.opts.UserID)
+			case a.role != "channel":
+				why = "from.role " + string(a.from.role)
+			}
+			c.add(EchoNotFromUser, i, name, fmt.Sprintf("carries the clientActivityID %q of a pending post, but Web Chat takes it for a %s's activity: %s", a.clientID, a.role, why))
 		}
 	}
 	if echoOf == nil && a.role == activity.RoleUser {
@@ -705,16 +718,28 @@ func (c *checker) inversions(rep *Report, spans []Span, spanOf []int, basis stri
 		}
 		rep.Summary.Moved++
 		p := &rep.Service[spans[j].First]
-		msg := fmt.Sprintf("shown at place %d of Web Chat's screen, out of the service's order (%s)", place[j]+1, basis)
-		if a := above[j]; a >= 0 && inverted(spans[a], spans[j]) {
-			msg = fmt.Sprintf("shown at place %d of Web Chat's screen, below %s (place %d), which the service delivered after it (%s)",
-				place[j]+1, rep.Service[spans[a].First].Name, place[a]+1, basis)
-		} else if b := earliest; b >= 0 && inverted(spans[j], spans[b]) {
-			msg = fmt.Sprintf("shown at place %d of Web Chat's screen, above %s (place %d), which the service delivered before it (%s)",
-				place[j]+1, rep.Service[spans[b].First].Name, place[b]+1, basis)
+		// Bubbles are named as the screen table names them: by the revision shown.
+		self := "shown at place " + strconv.Itoa(place[j]+1)
+		if shown := rep.Screen[place[j]].Name; shown != p.Name {
+			self = "shown as " + shown + " at place " + strconv.Itoa(place[j]+1)
 		}
-		c.add(OrderInverted, p.Index, p.Name, msg)
+		where := "out of the service's order"
+		if a := above[j]; a >= 0 && inverted(spans[a], spans[j]) {
+			where = fmt.Sprintf("below %s (place %d), %s", rep.Screen[place[a]].Name, place[a]+1, serviceSays(basis, "after"))
+		} else if b := earliest; b >= 0 && inverted(spans[j], spans[b]) {
+			where = fmt.Sprintf("above %s (place %d), %s", rep.Screen[place[b]].Name, place[b]+1, serviceSays(basis, "before"))
+		}
+		c.add(OrderInverted, p.Index, p.Name, self+" of Web Chat's screen, "+where)
 	}
+}
+
+// serviceSays is where the service's order puts the other bubble, "after" or "before" this one:
+// by delivery, or by webchat:sequence-id when every delivered activity has a numeric one.
+func serviceSays(basis, side string) string {
+	if basis == ServiceOrderSequenceID {
+		return "which comes " + side + " it by webchat:sequence-id"
+	}
+	return "which the service delivered " + side + " it"
 }
 
 func (c *checker) report(rep *Report, maxPerRule int) {

@@ -123,6 +123,7 @@ func TestRules(t *testing.T) {
 		{EchoWithoutID, events(posted(postC1), in(echoC1("c1", "", postedLT))), events(posted(postC1), in(echoC1("c1", "u1", postedLT))), 1},
 		{EchoNotFromUser, events(posted(postC1), in(strings.Replace(echoC1("c1", "u1", postedLT), `"role":"user"`, `"role":"bot"`, 1))), events(posted(postC1), in(echoC1("c1", "u1", postedLT))), 1},
 		{EchoNotFromUser, events(posted(postC1), in(strings.Replace(echoC1("c1", "u1", postedLT), `{"id":"u-user","role":"user"}`, `{"id":"dl_other"}`, 1))), events(posted(postC1), in(strings.Replace(echoC1("c1", "u1", postedLT), `{"id":"u-user","role":"user"}`, `{"id":"u-user"}`, 1))), 1},
+		{EchoNotFromUser, events(posted(postC1), in(strings.Replace(echoC1("c1", "u1", postedLT), `"from":{"id":"u-user","role":"user"},`, ``, 1))), events(posted(postC1), in(echoC1("c1", "u1", postedLT))), 1},
 		{LivestreamAfterFinal, events(interim("s1", "", 1, "1"), final("f1", "s1", 2), interim("s2", "s1", 3, "2")), events(interim("s1", "", 1, "1"), interim("s2", "s1", 2, "2"), final("f1", "s1", 3)), 2},
 		{LivestreamFinalWithoutStream, events(interim("s1", "", 1, "1"), final("f1", "", 2)), events(interim("s1", "", 1, "1"), final("f1", "s1", 2)), 1},
 		{LivestreamSequenceInvalid, events(interim("s1", "", 1, "1"), interim("s2", "s1", 2, "1.5")), events(interim("s1", "", 1, "1"), interim("s2", "s1", 2, "2")), 1},
@@ -198,8 +199,8 @@ func TestCleanLogHasNoFindings(t *testing.T) {
 		in(`{"type":"message","id":"a","from":{"id":"u-user"}}`), in(`{"type":"message","id":"b","from":{"id":"x","role":""}}`),
 		in(`{"type":"message","id":"c"}`), bot("d", 1, ""),
 	), Options{UserID: userID})
-	if rep.Summary.RoleInferred != 2 || rep.Summary.UserID != userID {
-		t.Errorf("RoleInferred %d, UserID %q", rep.Summary.RoleInferred, rep.Summary.UserID)
+	if rep.Summary.RoleInferred != 2 || rep.Summary.RoleInferredUser != 1 || rep.Summary.UserID != userID {
+		t.Errorf("RoleInferred %d (%d the user's), UserID %q", rep.Summary.RoleInferred, rep.Summary.RoleInferredUser, rep.Summary.UserID)
 	}
 }
 
@@ -547,7 +548,7 @@ func TestInversionsFollowTheScreen(t *testing.T) {
 			for _, f := range rep.Findings {
 				if f.Rule == OrderInverted {
 					moved = append(moved, f.ActivityID)
-					if !strings.Contains(f.Message, "of Web Chat's screen") || !strings.Contains(f.Message, "which the service delivered") {
+					if !strings.Contains(f.Message, "of Web Chat's screen") || strings.Contains(f.Message, "out of the service's order") {
 						t.Errorf("message %q", f.Message)
 					}
 				}
@@ -631,7 +632,7 @@ func TestMovedBubblesOnRandomLogs(t *testing.T) {
 			for _, f := range rep.Findings {
 				if f.Rule == OrderInverted {
 					n++
-					if !strings.Contains(f.Message, "which the service delivered") {
+					if strings.Contains(f.Message, "out of the service's order") {
 						t.Fatalf("%s: DL070 names no bubble: %q", p, f.Message)
 					}
 				}
@@ -721,6 +722,27 @@ func TestEchoWithoutClientActivityIDNamesEarliestPending(t *testing.T) {
 		}
 		if !slices.Equal(got, want) {
 			t.Fatalf("findings %q, want %q", got, want)
+		}
+	}
+}
+
+// TestEchoNotFromUserSaysWhy: DL032 says what in from made Web Chat take the echo for another
+// sender's.
+func TestEchoNotFromUserSaysWhy(t *testing.T) {
+	from := `"from":{"id":"u-user","role":"user"},`
+	for _, tc := range []struct{ from, want string }{
+		{`"from":{"id":"u-user","role":"bot"},`, `a bot's activity: from.role "bot"`},
+		{`"from":{"id":"dl_other"},`, `a bot's activity: no from.role, and from.id "dl_other" is not the user id "u-user"`},
+		{``, `a channel's activity: from has neither id nor role`},
+	} {
+		echo := strings.Replace(echoC1("c1", "u1", postedLT), from, tc.from, 1)
+		rep := Check(events(posted(postC1), in(echo)), Options{UserID: userID})
+		found := false
+		for _, f := range rep.Findings {
+			found = found || f.Rule == EchoNotFromUser && strings.Contains(f.Message, tc.want)
+		}
+		if !found {
+			t.Errorf("%s: no DL032 saying %q in %+v", echo, tc.want, rep.Findings)
 		}
 	}
 }

@@ -40,6 +40,8 @@ type act struct {
 	cdObject bool
 	// roleInferred says from has an id and no role: role is what Web Chat infers from them.
 	roleInferred bool
+	// from is the from object's members, as read.
+	from account
 
 	entities []json.RawMessage
 	// stream holds channelData's livestream members; streamMeta reads it when it has streamType.
@@ -261,7 +263,7 @@ func (a *act) parse(raw json.RawMessage, userID string) bool {
 		}
 	}
 	from, isObject := readAccount(m.from)
-	a.role = inferRole(from, isObject, userID)
+	a.role, a.from = inferRole(from, isObject, userID), from
 	if isObject {
 		role, _ := str(from.role)
 		id, _ := str(from.id)
