@@ -115,6 +115,10 @@ func readLog(data []byte, shortcut bool, progress func(done, total int)) (*Log, 
 	if len(r.log.Events) == 0 {
 		return nil, &InputError{Reason: "no activities"}
 	}
+	if r.progress != nil {
+		// add reports every few thousand events; the bar ends full.
+		r.progress(len(r.data), len(r.data))
+	}
 	return r.log, nil
 }
 

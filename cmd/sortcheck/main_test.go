@@ -675,7 +675,7 @@ func TestProgressCountsMegabytes(t *testing.T) {
 		fmt.Fprintf(&b, line, i)
 	}
 	res := runWith(t, b.String(), "--progress", "--screen=false")
-	if res.code != exitClean || !strings.Contains(res.stderr, "sortcheck: reading [") || !strings.Contains(res.stderr, " MB (") {
+	if res.code != exitClean || !strings.Contains(res.stderr, "sortcheck: reading [") || !strings.Contains(res.stderr, " MB (100%)\n") {
 		t.Errorf("exit %d, stderr %q", res.code, res.stderr)
 	}
 }
