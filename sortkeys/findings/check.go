@@ -185,7 +185,6 @@ type reply struct {
 // post is a posted activity waiting for its echo; a fulfilled event without a matching post
 // makes one with index -1 and no posted values.
 type post struct {
-	index  int
 	cid    string
 	echoed bool
 	// The posted activity's values the echo rules compare.
@@ -294,7 +293,7 @@ func (c *checker) event(i int, ev sortkeys.Event) {
 			return
 		}
 		if p == nil {
-			p = &post{index: -1}
+			p = &post{}
 		}
 		c.deliver(i, &a, p)
 	}
@@ -306,7 +305,7 @@ func (c *checker) post(i int, a *act) {
 	}
 	if a.clientID != "" {
 		p := &post{
-			index: i, cid: a.clientID, typ: a.typ, text: a.text(), localTS: a.localTS, localTSPresent: a.localTSPresent,
+			cid: a.clientID, typ: a.typ, text: a.text(), localTS: a.localTS, localTSPresent: a.localTSPresent,
 		}
 		c.posts[a.clientID] = p
 		if p.text != "" {
@@ -345,7 +344,7 @@ func (c *checker) deliver(i int, a *act, echoOf *post) {
 			echoOf = p
 		} else if a.clientID == "" {
 			if p := c.pendingWithText(a); p != nil {
-				c.add(EchoWithoutClientActivityID, i, name, fmt.Sprintf("looks like the echo of the activity posted at event %d (same text) but has no channelData.clientActivityID", p.index))
+				c.add(EchoWithoutClientActivityID, i, name, fmt.Sprintf("looks like the echo of the post with clientActivityID %q (same text) but has no channelData.clientActivityID", p.cid))
 			}
 		}
 	}
@@ -435,9 +434,9 @@ func (c *checker) echo(i int, a *act, p *post) {
 	}
 	switch {
 	case !a.localTSPresent:
-		c.add(LocalTimestampChanged, i, name, fmt.Sprintf("the echo dropped localTimestamp (posted %q at event %d)", p.localTS, p.index))
+		c.add(LocalTimestampChanged, i, name, fmt.Sprintf("the echo dropped localTimestamp (posted as %q)", p.localTS))
 	case a.localTS != p.localTS:
-		c.add(LocalTimestampChanged, i, name, fmt.Sprintf("localTimestamp changed from %q (posted at event %d) to %q", p.localTS, p.index, a.localTS))
+		c.add(LocalTimestampChanged, i, name, fmt.Sprintf("localTimestamp changed from %q, as posted, to %q", p.localTS, a.localTS))
 	}
 }
 

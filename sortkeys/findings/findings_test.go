@@ -717,8 +717,8 @@ func TestEchoWithoutClientActivityIDNamesEarliestPending(t *testing.T) {
 			}
 		}
 		want := []string{
-			"4: looks like the echo of the activity posted at event 1 (same text) but has no channelData.clientActivityID",
-			"6: looks like the echo of the activity posted at event 2 (same text) but has no channelData.clientActivityID",
+			"4: looks like the echo of the post with clientActivityID \"c2\" (same text) but has no channelData.clientActivityID",
+			"6: looks like the echo of the post with clientActivityID \"c3\" (same text) but has no channelData.clientActivityID",
 		}
 		if !slices.Equal(got, want) {
 			t.Fatalf("findings %q, want %q", got, want)
