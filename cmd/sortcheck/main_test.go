@@ -580,38 +580,35 @@ func TestProgressBar(t *testing.T) {
 	}
 }
 
-// TestProgressInPlace: on a terminal the line is redrawn in place and cleared at the end, so an
-// error printed after it starts on a clean line; a bar redraws at most every progressEvery.
-func TestProgressInPlace(t *testing.T) {
-	var buf bytes.Buffer
-	p := newProgress(&buf, true, true)
-	p.start = time.Now().Add(-2 * progressAfter)
-	replaying := p.counter("replaying", "events")
-	for i := 1; i <= 1000; i++ {
-		replaying(i, 1000)
-	}
-	p.step("writing the report", "", 0, 0)
-	p.done()
-	out := buf.String()
-	if !strings.HasPrefix(out, "\r\033[Ksortcheck: replaying [") || strings.Contains(out, "\n") ||
-		!strings.Contains(out, "1000/1000 events (100%)\r\033[Ksortcheck: writing the report\r\033[K") || strings.Count(out, "replaying") > 3 {
-		t.Errorf("progress output %q", out)
-	}
-}
-
-// TestProgressLinesByTenths: off a terminal, a bar prints a line when it starts and at each tenth,
-// not at each call.
-func TestProgressLinesByTenths(t *testing.T) {
-	var buf bytes.Buffer
-	p := newProgress(&buf, true, false)
-	p.start = time.Now().Add(-2 * progressAfter)
-	replaying := p.counter("replaying", "events")
-	for i := 1; i <= 1000; i++ {
-		replaying(i, 1000)
-	}
-	p.done()
-	if out := buf.String(); strings.Count(out, "\n") != 11 || !strings.HasSuffix(out, "1000/1000 events (100%)\n") {
-		t.Errorf("progress output %q", out)
+// TestProgressDrawing: on a terminal the line is redrawn in place, at most every progressEvery,
+// and cleared at the end, so an error printed after it starts on a clean line; off a terminal a
+// bar prints a line when it starts and at each tenth, not at each call.
+func TestProgressDrawing(t *testing.T) {
+	for _, tc := range []struct {
+		inPlace bool
+		ok      func(out string) bool
+	}{
+		{true, func(out string) bool {
+			return strings.HasPrefix(out, "\r\033[Ksortcheck: replaying [") && !strings.Contains(out, "\n") && strings.Count(out, "replaying") <= 3 &&
+				strings.HasSuffix(out, "1000/1000 events (100%)\r\033[Ksortcheck: writing the report\r\033[K")
+		}},
+		{false, func(out string) bool {
+			return strings.Count(out, "\n") == 12 && !strings.ContainsAny(out, "\r\033") &&
+				strings.HasSuffix(out, "1000/1000 events (100%)\nsortcheck: writing the report\n")
+		}},
+	} {
+		var buf bytes.Buffer
+		p := newProgress(&buf, true, tc.inPlace)
+		p.start = time.Now().Add(-2 * progressAfter)
+		replaying := p.counter("replaying", "events")
+		for i := 1; i <= 1000; i++ {
+			replaying(i, 1000)
+		}
+		p.step("writing the report", "", 0, 0)
+		p.done()
+		if !tc.ok(buf.String()) {
+			t.Errorf("in place %v: progress output %q", tc.inPlace, buf.String())
+		}
 	}
 }
 
