@@ -70,7 +70,7 @@ type Summary struct {
 	// ServiceOrder is ServiceOrderSequenceID or ServiceOrderDelivery.
 	ServiceOrder string `json:"serviceOrder"`
 	// InvertedPairs is the number of pairs shown in the opposite order to the server: pairs of
-	// bubbles on the predicted screen where the service delivered every activity of the lower
+	// bubbles on the predicted screen where the service's order puts every activity of the lower
 	// one before any of the upper one (Span).
 	InvertedPairs int64 `json:"invertedPairs"`
 	// Moved is the number of bubbles outside one longest run kept in the service's order.
@@ -692,7 +692,8 @@ func (c *checker) inversions(rep *Report, spans []Span, spanOf []int, basis stri
 		}
 	}
 	// Each moved bubble is inverted with a kept one (else the run would keep it too): the kept
-	// bubble above it delivered last, or the kept one below it delivered first.
+	// bubble above it that starts latest in the service's order, or the kept one below it that
+	// ends earliest.
 	place := make([]int, len(spans)) // the screen place of each span's bubble
 	for pos, j := range spanOf {
 		if j >= 0 {

@@ -8,7 +8,7 @@ package findings
 type Span struct{ First, Last int }
 
 // inverted reports whether a bubble shown above another (upper) is in the opposite order to the
-// server: every activity of the lower one was delivered before any of the upper one.
+// server: the service's order puts every activity of the lower one before any of the upper one.
 func inverted(upper, lower Span) bool { return lower.Last < upper.First }
 
 // InvertedPairs counts the pairs of spans, given in screen order, shown in the opposite order to
