@@ -146,12 +146,8 @@ func Check(events []sortkeys.Event, opts Options) Report {
 	rep.Summary.Profile = profile
 	rep.Summary.Events = len(events)
 	rep.Summary.Activities = c.firsts
+	rep.Summary.Posts = c.postEvents
 	rep.Summary.UserID, rep.Summary.RoleInferred, rep.Summary.RoleInferredUser = opts.UserID, c.roleInferred, c.roleInferredUser
-	for _, ev := range events {
-		if ev.Op == sortkeys.OpPost {
-			rep.Summary.Posts++
-		}
-	}
 	rep.Summary.Bubbles = len(rep.Screen)
 	c.report(&rep, opts.MaxPerRule)
 	return rep
@@ -213,6 +209,8 @@ type checker struct {
 	// roleInferred counts the deliveries whose role is inferred (Summary.RoleInferred), and
 	// roleInferredUser those of them taken for the user's.
 	roleInferred, roleInferredUser int
+	// postEvents counts the post events (Summary.Posts).
+	postEvents int
 	// firsts counts the deliveries with first set.
 	firsts int
 	// byID is the index in deliveries of the latest revision of each id.
@@ -265,7 +263,9 @@ func (c *checker) add(rule string, index int, name, msg string) {
 
 func (c *checker) event(i int, ev sortkeys.Event) {
 	switch ev.Op {
-	case sortkeys.OpIncoming, sortkeys.OpPost, sortkeys.OpFulfilled:
+	case sortkeys.OpPost:
+		c.postEvents++
+	case sortkeys.OpIncoming, sortkeys.OpFulfilled:
 	default:
 		return
 	}

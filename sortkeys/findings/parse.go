@@ -263,12 +263,8 @@ func (a *act) parse(raw json.RawMessage, userID string) bool {
 		}
 	}
 	from, isObject := readAccount(m.from)
-	a.role, a.from = inferRole(from, isObject, userID), from
-	if isObject {
-		role, _ := str(from.role)
-		id, _ := str(from.id)
-		a.roleInferred = role == "" && id != ""
-	}
+	a.role, a.roleInferred = inferRole(from, isObject, userID)
+	a.from = from
 	a.raw = raw
 	if !plainShape(&m, from, isObject) {
 		a.full, a.decodeErr = activity.Decode(raw)
@@ -360,22 +356,22 @@ func startsWith(raw json.RawMessage, c byte) bool {
 
 // inferRole applies Web Chat's role inference (observeActivitySaga.ts): no from → channel; no
 // role → user when from.id is the user id, bot when it is set, channel otherwise. isObject is
-// false when from is absent or not an object.
-func inferRole(from account, isObject bool, userID string) string {
+// false when from is absent or not an object. inferred says the role came from from.id.
+func inferRole(from account, isObject bool, userID string) (role string, inferred bool) {
 	if !isObject {
-		return "channel"
+		return "channel", false
 	}
 	if role, ok := str(from.role); ok && role != "" {
-		return role
+		return role, false
 	}
 	id, _ := str(from.id)
 	switch {
 	case id != "" && id == userID:
-		return activity.RoleUser
+		return activity.RoleUser, true
 	case id != "":
-		return activity.RoleBot
+		return activity.RoleBot, true
 	}
-	return "channel"
+	return "channel", false
 }
 
 // name is how findings and the model name an activity: its id, else its clientActivityID.
