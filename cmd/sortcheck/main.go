@@ -278,7 +278,7 @@ func readInput(cfg *config, stdin io.Reader, stderr io.Writer) ([]byte, string, 
 		data, err := os.ReadFile(cfg.file)
 		return data, cfg.file, err
 	}
-	if f, ok := stdin.(*os.File); ok && isTerminal(f) {
+	if isTerminal(stdin) {
 		// Someone typing the command without a file would otherwise see it hang.
 		fmt.Fprintln(stderr, "sortcheck: reading a log from the terminal (end it with Ctrl-D; sortcheck -h for help)")
 	}

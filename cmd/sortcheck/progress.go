@@ -82,9 +82,9 @@ func (p *progress) done() {
 	p.shown = false
 }
 
-// isTerminal reports whether w is a terminal. A mode check would take /dev/null, also a
-// character device, for one.
-func isTerminal(w any) bool {
-	f, ok := w.(*os.File)
+// isTerminal reports whether v (stdin or stderr) is a terminal. A mode check would take
+// /dev/null, also a character device, for one.
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
