@@ -32,8 +32,9 @@ type Log struct {
 	// Format names the detected format (see formats).
 	Format string
 	Events []sortkeys.Event
-	// Lines[i] is the 1-based input line where Events[i] starts.
-	Lines []int
+	// Lines[i] and Columns[i] are the 1-based input line and byte column where Events[i]
+	// starts.
+	Lines, Columns []int
 	// Profile and UserID come from a conformance vector; "" otherwise.
 	Profile string
 	UserID  string
@@ -93,7 +94,7 @@ func readLog(data []byte, shortcut bool, progress func(done, total int)) (*Log, 
 	// than doubled, fresh memory is touched once. Logs hold an event per line or fewer, and no
 	// event is under 32 bytes of JSON.
 	est := min(len(r.newlines)+1, len(data)/32+1)
-	r.log.Events, r.log.Lines = make([]sortkeys.Event, 0, est), make([]int, 0, est)
+	r.log.Events, r.log.Lines, r.log.Columns = make([]sortkeys.Event, 0, est), make([]int, 0, est), make([]int, 0, est)
 	start := skipSep(data, 0)
 	switch {
 	case start == len(data):
@@ -123,6 +124,15 @@ func readLog(data []byte, shortcut bool, progress func(done, total int)) (*Log, 
 }
 
 func (r *reader) line(off int) int { return 1 + sort.SearchInts(r.newlines, off) }
+
+// where is the place of Events[i] in the input: "line L", or "line L:C" (C the byte column) when
+// another event starts on that line too, as in an array written on one line.
+func (l *Log) where(i int) string {
+	if (i > 0 && l.Lines[i-1] == l.Lines[i]) || (i+1 < len(l.Lines) && l.Lines[i+1] == l.Lines[i]) {
+		return fmt.Sprintf("line %d:%d", l.Lines[i], l.Columns[i])
+	}
+	return fmt.Sprintf("line %d", l.Lines[i])
+}
 
 // stream reads a sequence of top-level JSON values (JSON Lines). With the shortcut, an object
 // that is valid JSON by itself is taken as a slice of the input; from the first value that is not
@@ -218,8 +228,13 @@ func (r *reader) element(raw json.RawMessage, off int) error {
 }
 
 func (r *reader) add(ev sortkeys.Event, off int) {
+	line, start := r.line(off), 0
+	if line > 1 {
+		start = r.newlines[line-2] + 1
+	}
 	r.log.Events = append(r.log.Events, ev)
-	r.log.Lines = append(r.log.Lines, r.line(off))
+	r.log.Lines = append(r.log.Lines, line)
+	r.log.Columns = append(r.log.Columns, off-start+1)
 	if r.progress != nil && len(r.log.Events)%4096 == 0 {
 		r.progress(off, len(r.data))
 	}

@@ -526,7 +526,7 @@ func writeText(w io.Writer, withScreen bool, source string, log *Log, rep findin
 	shown := map[string]int{}
 	for _, f := range rep.Findings {
 		shown[f.Rule]++
-		fmt.Fprintf(tw, "  %s\t%s\tline %d\t%s\t%s\n", f.Severity, f.Rule, log.Lines[f.Index], dash(f.ActivityID), f.Message)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", f.Severity, f.Rule, log.where(f.Index), dash(f.ActivityID), f.Message)
 	}
 	for _, r := range findings.Rules {
 		if n := s.ByRule[r.ID] - shown[r.ID]; n > 0 {
@@ -576,16 +576,17 @@ func dash(s string) string {
 	return s
 }
 
-// jsonFinding is a finding with the input line of its event.
+// jsonFinding is a finding with the input line and byte column (1-based) where its event starts.
 type jsonFinding struct {
 	findings.Finding
-	Line int `json:"line"`
+	Line   int `json:"line"`
+	Column int `json:"column"`
 }
 
 func writeJSON(w io.Writer, source string, log *Log, rep findings.Report, rows []row) error {
 	fs := make([]jsonFinding, len(rep.Findings))
 	for i, f := range rep.Findings {
-		fs[i] = jsonFinding{Finding: f, Line: log.Lines[f.Index]}
+		fs[i] = jsonFinding{Finding: f, Line: log.Lines[f.Index], Column: log.Columns[f.Index]}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -73,7 +74,7 @@ type jsonReport struct {
 	}
 	Findings []struct {
 		Rule, Severity, ActivityID, Message string
-		Index, Line                         int
+		Index, Line, Column                 int
 	}
 	Summary struct {
 		Profile, ServiceOrder     string
@@ -342,6 +343,34 @@ func TestJSONShape(t *testing.T) {
 	}
 	if !found || r.Summary.BySeverity["DROP-or-MISPLACE"] == 0 || len(r.Rules) == 0 {
 		t.Errorf("findings %+v summary %+v", r.Findings, r.Summary)
+	}
+}
+
+// TestFindingPlaces: a finding names the line where its event starts, and the byte column too
+// when other events start on that line.
+func TestFindingPlaces(t *testing.T) {
+	oneLine := "[" + strings.Join(misplacedActivities, ",") + "]\n"
+	for _, tc := range []struct {
+		name, input, where string
+		line, column       int
+	}{
+		{"json lines", jsonLines(misplacedActivities), "line 2 ", 2, 1},
+		{"transcript", transcript(misplacedActivities), "line 3 ", 3, 3},
+		{"array on one line", oneLine, "line 1:" + fmt.Sprint(len(misplacedActivities[0])+3) + " ", 1, len(misplacedActivities[0]) + 3},
+		{"activity sets", activitySets(misplacedActivities), "line 3 ", 3, len(`{"activities":[`) + 1},
+		{"activity sets on one line", strings.ReplaceAll(activitySets(misplacedActivities), "\n", ""), "line 1:" + fmt.Sprint(len(`[{"activities":[`+misplacedActivities[0]+`],"watermark":"1"},{"activities":[`)+1) + " ", 1, len(`[{"activities":[`+misplacedActivities[0]+`],"watermark":"1"},{"activities":[`) + 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			text := runWith(t, tc.input)
+			if !regexp.MustCompile(`DL070-order-inverted +` + regexp.QuoteMeta(tc.where)).MatchString(text.stdout) {
+				t.Errorf("want DL070 at %q:\n%s", tc.where, text.stdout)
+			}
+			for _, f := range decodeReport(t, runWith(t, tc.input, "--json").stdout).Findings {
+				if f.Rule == "DL070-order-inverted" && (f.Line != tc.line || f.Column != tc.column) {
+					t.Errorf("DL070 at line %d column %d, want %d:%d", f.Line, f.Column, tc.line, tc.column)
+				}
+			}
+		})
 	}
 }
 
@@ -712,7 +741,7 @@ func FuzzReadLog(f *testing.F) {
 
 func sameLog(a, b *Log) bool {
 	if a.Format != b.Format || a.Profile != b.Profile || a.UserID != b.UserID || len(a.Events) != len(b.Events) ||
-		fmt.Sprint(a.Lines) != fmt.Sprint(b.Lines) {
+		fmt.Sprint(a.Lines) != fmt.Sprint(b.Lines) || fmt.Sprint(a.Columns) != fmt.Sprint(b.Columns) {
 		return false
 	}
 	for i, ev := range a.Events {
