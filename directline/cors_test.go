@@ -85,3 +85,39 @@ func TestCORSOrigins(t *testing.T) {
 		}
 	}
 }
+
+// TestDomainWithTrailingSlash: given the domain ".../v3/directline/", DirectLineJS asks for
+// ".../v3/directline//conversations" and so on; those calls and their preflights are answered as
+// the calls without the extra slash, not redirected (a browser follows no redirect of a preflight).
+func TestDomainWithTrailingSlash(t *testing.T) {
+	e := newEnv(t)
+	preflight := func(method, path string) {
+		t.Helper()
+		r := e.do(request{method: http.MethodOptions, path: path, header: map[string]string{
+			"Origin": "https://chat.example", "Access-Control-Request-Method": method,
+			"Access-Control-Request-Headers": "authorization,content-type",
+		}})
+		if r.status < 200 || r.status > 299 || r.header.Get("Access-Control-Allow-Origin") != "*" {
+			t.Fatalf("preflight of %s %s: status %d, headers %v", method, path, r.status, r.header)
+		}
+	}
+	preflight(http.MethodPost, "//conversations")
+	r := e.do(request{method: http.MethodPost, path: "//conversations", auth: testSecret})
+	mustStatus(t, r, http.StatusCreated)
+	var conv conversationResponse
+	r.decode(t, &conv)
+	activities := "//conversations/" + conv.ConversationID + "/activities"
+	preflight(http.MethodPost, activities)
+	r = e.do(request{method: http.MethodPost, path: activities, auth: conv.Token,
+		body: `{"type":"message","from":{"id":"u1"},"text":"hi"}`})
+	mustStatus(t, r, http.StatusOK)
+	r = e.do(request{method: http.MethodGet, path: "//conversations//" + conv.ConversationID + "/activities", auth: conv.Token})
+	mustStatus(t, r, http.StatusOK)
+	var set struct {
+		Activities []struct{ Text string } `json:"activities"`
+	}
+	r.decode(t, &set)
+	if len(set.Activities) != 1 || set.Activities[0].Text != "hi" {
+		t.Fatalf("activities %+v", set.Activities)
+	}
+}

@@ -241,6 +241,33 @@ func New(o Options) (*Server, error) {
 	return s, nil
 }
 
+// joinSlashes routes a path with repeated slashes as the path with each run of them made one.
+// DirectLineJS appends "/conversations..." to the domain it is given, so a domain written with a
+// trailing slash (".../v3/directline/") asks for ".../v3/directline//conversations".
+func joinSlashes(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		u := c.Request().URL
+		if strings.Contains(u.Path, "//") {
+			u.Path = oneSlash(u.Path)
+			u.RawPath = oneSlash(u.RawPath)
+		}
+		return next(c)
+	}
+}
+
+// oneSlash is p with each run of slashes made one.
+func oneSlash(p string) string {
+	var b strings.Builder
+	b.Grow(len(p))
+	for i := 0; i < len(p); i++ {
+		if p[i] == '/' && i > 0 && p[i-1] == '/' {
+			continue
+		}
+		b.WriteByte(p[i])
+	}
+	return b.String()
+}
+
 func orDefault[T comparable](v, def T) T {
 	var zero T
 	if v == zero {
@@ -257,6 +284,7 @@ func (s *Server) routes(origins []string) *echo.Echo {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
 	e.JSONSerializer = jsonSerializer{}
+	e.Pre(joinSlashes)
 	if s.metrics != nil {
 		// Outermost, so it sees the status the error handler chose and the whole latency.
 		e.Use(s.observe)

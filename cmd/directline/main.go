@@ -212,11 +212,15 @@ func withDemoPage(api http.Handler, cfg Config, secret, local string, logger *sl
 	if err != nil {
 		return nil, err
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/v3/", api)
-	mux.Handle(directline.MetricsPath, api)
-	mux.Handle("/", pg)
-	return mux, nil
+	// Dispatched by prefix, not through an http.ServeMux: a ServeMux redirects a path with "//"
+	// in it, which the API answers itself (a browser follows no redirect of a preflight).
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/v3/") || r.URL.Path == directline.MetricsPath {
+			api.ServeHTTP(w, r)
+			return
+		}
+		pg.ServeHTTP(w, r)
+	}), nil
 }
 
 // withPprof serves net/http/pprof's profiles under /debug/pprof/ in front of h when enabled
@@ -232,8 +236,14 @@ func withPprof(h http.Handler, enabled bool) http.Handler {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	mux.Handle("/", h)
-	return mux
+	// Everything else goes to h as it came (see withDemoPage).
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/debug/pprof/") {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // startBot builds the delivery to the bot with opts (starting the demo bot for --bot-endpoint

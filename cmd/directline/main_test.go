@@ -504,7 +504,7 @@ func TestRunWithBotAppID(t *testing.T) {
 }
 
 // TestDemoPageRouting: every path outside /v3/ goes to the demo page, /v3/ to the API, and
-// --demo-page none leaves the API alone.
+// --demo-page none leaves the API alone; --pprof adds /debug/pprof/ in front of either.
 func TestDemoPageRouting(t *testing.T) {
 	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Header().Set("X-Api", "1") })
 	for _, tc := range []struct {
@@ -515,19 +515,28 @@ func TestDemoPageRouting(t *testing.T) {
 		{"webchat-demo/node_modules", "/v3/directline/conversations", true},
 		{"webchat-demo/node_modules", "/v3/conversations/x/activities", true},
 		{"webchat-demo/node_modules", "/metrics", true},
+		// A Web Chat domain written with a trailing slash; the API joins the slashes.
+		{"webchat-demo/node_modules", "/v3/directline//conversations", true},
 		{"none", "/", true},
 	} {
 		h, err := withDemoPage(api, Config{DemoPage: tc.demoPage}, "s", "http://127.0.0.1:1", slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tc.path, nil))
-		if got := rec.Header().Get("X-Api") == "1"; got != tc.api {
-			t.Errorf("--demo-page %s, GET %s: served by the API = %v, want %v", tc.demoPage, tc.path, got, tc.api)
+		for _, pprof := range []bool{false, true} {
+			rec := httptest.NewRecorder()
+			withPprof(h, pprof).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tc.path, nil))
+			if got := rec.Header().Get("X-Api") == "1"; got != tc.api {
+				t.Errorf("--demo-page %s, --pprof %v, GET %s: served by the API = %v (status %d), want %v", tc.demoPage, pprof, tc.path, got, rec.Code, tc.api)
+			}
+			if !tc.api && rec.Code != http.StatusOK {
+				t.Errorf("GET %s: status %d, want the page", tc.path, rec.Code)
+			}
 		}
-		if !tc.api && rec.Code != http.StatusOK {
-			t.Errorf("GET %s: status %d, want the page", tc.path, rec.Code)
-		}
+	}
+	rec := httptest.NewRecorder()
+	withPprof(api, true).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/debug/pprof/", nil))
+	if rec.Code != http.StatusOK || rec.Header().Get("X-Api") != "" {
+		t.Errorf("--pprof: GET /debug/pprof/ status %d, not the profiles' index", rec.Code)
 	}
 }
