@@ -35,6 +35,8 @@ func (s *liveSource) fetch(ctx context.Context) ([]byte, string, error) {
 	// The base is the service's root; Web Chat's domain (<root>/v3/directline) is taken for it too.
 	root := strings.TrimSuffix(strings.TrimRight(s.base, "/"), "/v3/directline")
 	conv := root + "/v3/directline/conversations/" + url.PathEscape(s.conversation)
+	// tried names the /log export in an error about the activities it fell back to.
+	tried := ""
 	if s.secret {
 		body, status, err := s.get(ctx, conv+"/log")
 		if err != nil {
@@ -44,8 +46,9 @@ func (s *liveSource) fetch(ctx context.Context) ([]byte, string, error) {
 		case http.StatusOK:
 			return body, "its /log export", nil
 		case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusNotImplemented:
+			tried = fmt.Sprintf(" (after HTTP %d from %s/log)", status, conv)
 		default:
-			return nil, "", statusError(conv+"/log", status, body)
+			return nil, "", s.statusError(conv+"/log", status, body)
 		}
 	}
 	var out bytes.Buffer
@@ -60,7 +63,7 @@ func (s *liveSource) fetch(ctx context.Context) ([]byte, string, error) {
 			return nil, "", err
 		}
 		if status != http.StatusOK {
-			return nil, "", statusError(u, status, body)
+			return nil, "", fmt.Errorf("%w%s", s.statusError(u, status, body), tried)
 		}
 		var set struct {
 			Activities []json.RawMessage `json:"activities"`
@@ -102,12 +105,22 @@ func (s *liveSource) get(ctx context.Context, u string) ([]byte, int, error) {
 	return body, resp.StatusCode, nil
 }
 
-func statusError(u string, status int, body []byte) error {
+// statusError reports an answer other than 200, with a hint at the usual cause of a refusal.
+func (s *liveSource) statusError(u string, status int, body []byte) error {
 	msg := strings.TrimSpace(string(body))
 	if len(msg) > 200 {
 		msg = msg[:200] + "..."
 	}
-	return fmt.Errorf("GET %s: HTTP %d %s", u, status, msg)
+	hint := ""
+	switch {
+	case (status == http.StatusUnauthorized || status == http.StatusForbidden) && s.secret:
+		hint = "; is --secret the secret of the service at --base?"
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		hint = "; has the token expired, or is it for another conversation or service?"
+	case status == http.StatusNotFound:
+		hint = fmt.Sprintf("; is %q a conversation of the service at --base?", s.conversation)
+	}
+	return fmt.Errorf("GET %s: HTTP %d %s%s", u, status, msg, hint)
 }
 
 func newHTTPClient() *http.Client { return &http.Client{Timeout: 60 * time.Second} }

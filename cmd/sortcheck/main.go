@@ -43,6 +43,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -251,6 +252,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		}
 		if (cfg.secret == "") == (cfg.token == "") {
 			return nil, errors.New("--live needs exactly one of --secret and --token")
+		}
+		if u, err := url.Parse(cfg.base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("--base must be an http:// or https:// URL, such as http://127.0.0.1:3001, not %q", cfg.base)
 		}
 	case len(files) > 1:
 		return nil, fmt.Errorf("one input file at most, got %d: %s", len(files), strings.Join(files, " "))

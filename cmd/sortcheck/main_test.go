@@ -575,9 +575,26 @@ func TestLive(t *testing.T) {
 	}
 	srv := newServer(true)
 	defer srv.Close()
-	res := runWith(t, "", "--live", "--base", srv.URL, "--conversation", "conv1", "--token", "wrong")
-	if res.code != exitUsage || !strings.Contains(res.stderr, "HTTP 403") {
-		t.Errorf("bad token: exit %d, stderr %q", res.code, res.stderr)
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		wants []string
+	}{
+		{"bad token", []string{"--base", srv.URL, "--conversation", "conv1", "--token", "wrong"},
+			[]string{"conv1/activities: HTTP 403", "has the token expired"}},
+		{"bad secret", []string{"--base", srv.URL, "--conversation", "conv1", "--secret", "wrong"},
+			[]string{"conv1/log: HTTP 403", "is --secret the secret of the service at --base?"}},
+		{"no such conversation", []string{"--base", srv.URL, "--conversation", "conv2", "--secret", secret},
+			[]string{"conv2/activities: HTTP 404", `is "conv2" a conversation of the service at --base?`, "(after HTTP 404 from " + srv.URL + "/v3/directline/conversations/conv2/log)"}},
+		{"base without a scheme", []string{"--base", strings.TrimPrefix(srv.URL, "http://"), "--conversation", "conv1", "--secret", secret},
+			[]string{"--base must be an http:// or https:// URL"}},
+	} {
+		res := runWith(t, "", append([]string{"--live"}, tc.args...)...)
+		for _, want := range tc.wants {
+			if res.code != exitUsage || !strings.Contains(res.stderr, want) {
+				t.Errorf("%s: exit %d, stderr %q lacks %q", tc.name, res.code, res.stderr, want)
+			}
+		}
 	}
 }
 
