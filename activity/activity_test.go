@@ -84,24 +84,26 @@ func TestLocalTimestampByteForByte(t *testing.T) {
 
 func TestDecodeErrors(t *testing.T) {
 	tests := []struct {
-		in    string
-		field string
+		in     string
+		field  string
+		reason string // a part of the reason, if it matters
 	}{
-		{`[]`, "activity"},
-		{`"message"`, "activity"},
-		{`{"type":5}`, "type"},
-		{`{"type":"message","text":{"a":1}}`, "text"},
-		{`{"type":"message","from":"u1"}`, "from"},
-		{`{"type":"message","from":{"id":7}}`, "from.id"},
-		{`{"type":"message","recipient":[]}`, "recipient"},
-		{`{"type":"message","conversation":{"id":true}}`, "conversation.id"},
-		{`{"type":"message","channelData":[]}`, "channelData"},
-		{`{"type":"message","channelData":"x"}`, "channelData"},
-		{`{"type":"message","entities":{}}`, "entities"},
-		{`{"type":"message","attachments":{}}`, "attachments"},
-		{`{"type":"message","attachments":[1]}`, "attachments[0]"},
-		{`{"type":"message","attachments":[{"contentUrl":5}]}`, "attachments[0].contentUrl"},
-		{`{"type":"message"`, "activity"},
+		{`[]`, "activity", "must be a JSON object"},
+		{`"message"`, "activity", "must be a JSON object"},
+		{`{"type":5}`, "type", ""},
+		{`{"type":"message","text":{"a":1}}`, "text", ""},
+		{`{"type":"message","from":"u1"}`, "from", ""},
+		{`{"type":"message","from":{"id":7}}`, "from.id", ""},
+		{`{"type":"message","recipient":[]}`, "recipient", ""},
+		{`{"type":"message","conversation":{"id":true}}`, "conversation.id", ""},
+		{`{"type":"message","channelData":[]}`, "channelData", ""},
+		{`{"type":"message","channelData":"x"}`, "channelData", ""},
+		{`{"type":"message","entities":{}}`, "entities", ""},
+		{`{"type":"message","attachments":{}}`, "attachments", ""},
+		{`{"type":"message","attachments":[1]}`, "attachments[0]", ""},
+		{`{"type":"message","attachments":[{"contentUrl":5}]}`, "attachments[0].contentUrl", ""},
+		{`{"type":"message"`, "activity", "is not valid JSON: unexpected end of JSON input"},
+		{`{"type":"message",}`, "activity", "is not valid JSON: invalid character '}'"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
@@ -110,8 +112,8 @@ func TestDecodeErrors(t *testing.T) {
 			if !errors.As(err, &fe) {
 				t.Fatalf("Decode(%s) error = %v, want *FieldError", tc.in, err)
 			}
-			if fe.Field != tc.field {
-				t.Errorf("field = %q, want %q (%v)", fe.Field, tc.field, err)
+			if fe.Field != tc.field || !strings.Contains(fe.Reason, tc.reason) {
+				t.Errorf("field %q, reason %q; want %q, %q", fe.Field, fe.Reason, tc.field, tc.reason)
 			}
 		})
 	}

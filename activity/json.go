@@ -2,6 +2,7 @@ package activity
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/directline-go/directline/activity/jsonscan"
@@ -30,7 +31,13 @@ func splitObject(prefix string, data []byte) (*members, error) {
 		if field == "" {
 			field = "activity"
 		}
-		return nil, &FieldError{Field: field, Reason: "must be a JSON object"}
+		reason := "must be a JSON object"
+		// Members come from JSON already read, so only a whole activity can be malformed.
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			reason = "is not valid JSON: " + se.Error()
+		}
+		return nil, &FieldError{Field: field, Reason: reason}
 	}
 	return &members{prefix: prefix, m: m}, nil
 }
