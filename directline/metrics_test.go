@@ -1,6 +1,7 @@
 package directline
 
 import (
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -77,4 +78,24 @@ func TestMetricsRecordRoutePatternAndFinalStatus(t *testing.T) {
 func TestNoMetricsNoRoute(t *testing.T) {
 	e := newEnv(t)
 	mustStatus(t, e.do(request{method: http.MethodGet, path: e.ts.URL + MetricsPath}), http.StatusNotFound)
+}
+
+// TestRequestLogStatus: the request log gives each request the status the client got, as the
+// metrics do: 101 for an upgraded stream, not the 200 echo's response is left at.
+func TestRequestLogStatus(t *testing.T) {
+	var logs syncBuffer
+	e := newEnv(t, func(o *Options) { o.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
+	conv := e.startConversation("u1")
+	ws := e.dial(conv.StreamURL)
+	ws.Close()
+	want := "path=" + BasePath + "/conversations/" + conv.ConversationID + "/stream status=101 "
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), want); {
+		if time.Now().After(deadline) {
+			t.Fatalf("request log lacks %q:\n%s", want, logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(logs.String(), "path="+BasePath+"/conversations status=201 ") {
+		t.Errorf("request log lacks the conversation's start:\n%s", logs.String())
+	}
 }

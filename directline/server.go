@@ -298,9 +298,13 @@ func (s *Server) routes(origins []string) *echo.Echo {
 			if v.Status >= 500 {
 				level = slog.LevelError
 			}
+			status := v.Status
+			if upgraded(c, v.Error) {
+				status = http.StatusSwitchingProtocols
+			}
 			s.log.LogAttrs(c.Request().Context(), level, "request",
 				slog.String("method", v.Method), slog.String("path", v.URIPath),
-				slog.Int("status", v.Status), slog.Duration("latency", v.Latency))
+				slog.Int("status", status), slog.Duration("latency", v.Latency))
 			return nil
 		},
 	}))
@@ -354,7 +358,7 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Error(err)
 		}
 		status := c.Response().Status
-		if !c.Response().Committed && err == nil && isUpgrade(c.Request()) {
+		if upgraded(c, err) {
 			status = http.StatusSwitchingProtocols
 		}
 		s.metrics.ObserveRequest(c.Path(), c.Request().Method, status, time.Since(start))
@@ -362,9 +366,10 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// isUpgrade reports a WebSocket handshake request (RFC 6455 §4.1).
-func isUpgrade(r *http.Request) bool {
-	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+// upgraded reports a request served by upgrading it to a WebSocket (RFC 6455 §4.1): the upgrade
+// hijacks the connection and writes 101 on it, leaving echo's response uncommitted at 200.
+func upgraded(c echo.Context, err error) bool {
+	return !c.Response().Committed && err == nil && strings.EqualFold(c.Request().Header.Get("Upgrade"), "websocket")
 }
 
 // deadlines bounds body reads and response writes of every request except the WebSocket stream,
