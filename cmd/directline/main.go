@@ -108,7 +108,6 @@ func run(ctx context.Context, cfg Config, out, logOut io.Writer) error {
 			return err
 		}
 		secrets = []string{secret}
-		fmt.Fprintf(out, "no secret configured; generated secret for this run: %s\n", secret)
 	}
 
 	allow, err := botauth.ParseAllowList(cfg.ConnectorAllow...)
@@ -184,6 +183,10 @@ func run(ctx context.Context, cfg Config, out, logOut io.Writer) error {
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- httpSrv.Serve(ln) }()
+	// Printed once the service is up: a run that fails to start has no secret to give.
+	if len(cfg.Secrets) == 0 {
+		fmt.Fprintf(out, "no secret configured; generated secret for this run: %s\n", secrets[0])
+	}
 	fmt.Fprintf(out, "listening on %s (public URL %s)\n", ln.Addr(), public)
 	logger.Info("started", "addr", ln.Addr().String(), "public_url", public, "data", cfg.Data, "bot_endpoint", cfg.BotEndpoint)
 

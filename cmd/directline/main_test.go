@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"math"
 	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -228,6 +229,25 @@ func TestGCPercentFor(t *testing.T) {
 		if got := gcPercentFor(tt.live, tt.growth, tt.max); got != tt.want {
 			t.Errorf("gcPercentFor(%d, %d, %d) = %d, want %d", tt.live, tt.growth, tt.max, got, tt.want)
 		}
+	}
+}
+
+// TestRunPortInUse: a run that cannot listen returns the listener's error and prints nothing, not
+// even a secret for a service that never started.
+func TestRunPortInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cfg, err := loadConfig([]string{"--addr", ln.Addr().String(), "--data", filepath.Join(t.TempDir(), "directline.db"),
+		"--bot-endpoint", "none", "--demo-page", "none"}, envOf(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := run(context.Background(), cfg, &out, io.Discard); err == nil || !strings.Contains(err.Error(), "address already in use") || out.Len() != 0 {
+		t.Fatalf("run on a port in use: %v, printed %q", err, out.String())
 	}
 }
 
