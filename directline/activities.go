@@ -185,16 +185,50 @@ func (s *Server) post(ctx context.Context, cred credential, conv store.Conversat
 	if err != nil {
 		return "", err
 	}
-	if res.Duplicate || s.bot == nil || a.Type == activity.TypeConversationUpdate {
+	if s.bot == nil || a.Type == activity.TypeConversationUpdate {
 		return res.Activity.ID, nil
+	}
+	undelivered := propUndeliveredPrefix + res.Activity.ID
+	if res.Duplicate {
+		// Read again: the failure may have been marked after this request read the conversation.
+		if conv, err = s.store.Conversation(ctx, conv.ID); err != nil {
+			return "", err
+		}
+		if conv.Properties[undelivered] == "" {
+			return res.Activity.ID, nil
+		}
 	}
 	if conv, err = s.joinUser(ctx, conv, res.Activity.From); err != nil {
 		return "", err
 	}
 	if err := s.deliver(ctx, conv, res.Entry, ackTimeout); err != nil {
+		s.markUndelivered(ctx, conv.ID, undelivered, true)
 		return "", err
 	}
+	if res.Duplicate {
+		s.markUndelivered(ctx, conv.ID, undelivered, false)
+	}
 	return res.Activity.ID, nil
+}
+
+// markUndelivered sets or clears the conversation property key (propUndeliveredPrefix + activity
+// id). Failing to store it is logged, not returned: the client's answer is the delivery's.
+func (s *Server) markUndelivered(ctx context.Context, convID, key string, failed bool) {
+	_, err := s.store.UpdateConversation(ctx, convID, func(cv *store.Conversation) error {
+		if (cv.Properties[key] != "") == failed {
+			return nil
+		}
+		cv.Properties = cloneProps(cv.Properties)
+		if failed {
+			cv.Properties[key] = "1"
+		} else {
+			delete(cv.Properties, key)
+		}
+		return nil
+	})
+	if err != nil {
+		s.log.Warn("cannot record the outcome of a delivery to the bot", "conversation", convID, "key", key, "err", err)
+	}
 }
 
 // deliver hands a stored entry's activity to the bot, with the store's encoding when it has one.

@@ -29,6 +29,11 @@ const (
 	// propSealedPrefix + streamId marks a livestream that has its final activity (DESIGN
 	// invariant 10).
 	propSealedPrefix = "livestream.sealed:"
+	// propUndeliveredPrefix + activity id marks a client's activity whose delivery to the bot
+	// failed (the client got 502). A resend with its clientActivityID delivers the stored
+	// activity again rather than answer with its id alone, which would tell the client the bot
+	// has it.
+	propUndeliveredPrefix = "delivery.failed:"
 )
 
 // BotClient delivers activities to the bot endpoint of their conversation: the conversation's

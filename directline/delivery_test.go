@@ -368,3 +368,67 @@ func TestUploadGetsLongerBudget(t *testing.T) {
 		t.Fatalf("code %s", code)
 	}
 }
+
+// TestResendAfterFailedDelivery: a message whose delivery failed (the client got 502) stays
+// stored; a resend with its clientActivityID delivers it to the bot again, also after a restart,
+// and answers its id once the bot has it. Once delivered, a resend is answered without
+// forwarding (R07).
+func TestResendAfterFailedDelivery(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fail func(w http.ResponseWriter)
+	}{
+		{"bot answers 500", func(w http.ResponseWriter) { w.WriteHeader(http.StatusInternalServerError) }},
+		{"bot drops the connection", func(w http.ResponseWriter) {
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newTestBot(t)
+			e := newBotEnv(t, b.endpoint(), bot.Options{})
+			conv := e.startConversation("u1")
+			b.next() // the conversationUpdate
+			failing := 2
+			b.setHandler(func(w http.ResponseWriter, a *activity.Activity) {
+				if a.Type == activity.TypeMessage && failing > 0 {
+					failing--
+					tc.fail(w)
+					return
+				}
+				w.WriteHeader(http.StatusOK)
+			})
+			msg := map[string]any{"type": "message", "text": "are you there?", "channelData": map[string]string{"clientActivityID": "c1"}}
+			send := func() response {
+				return e.do(request{method: http.MethodPost, path: "/conversations/" + conv.ConversationID + "/activities", auth: conv.Token, body: msg})
+			}
+			messages := func() int {
+				n := 0
+				for _, a := range b.received() {
+					if a.Type == activity.TypeMessage {
+						n++
+					}
+				}
+				return n
+			}
+			mustStatus(t, send(), http.StatusBadGateway)
+			mustStatus(t, send(), http.StatusBadGateway) // the bot fails the resend too
+			e.reopen()                                   // the mark is stored, not only in memory
+			id := e.post(conv.Token, conv.ConversationID, msg)
+			if n := messages(); n != 3 {
+				t.Fatalf("the bot got the message %d times, want 3 (two failed, one delivered)", n)
+			}
+			if again := e.post(conv.Token, conv.ConversationID, msg); again != id || messages() != 3 {
+				t.Fatalf("resend after delivery: id %s (want %s), the bot got the message %d times (want 3)", again, id, messages())
+			}
+			if acts, _ := e.history(conv.Token, conv.ConversationID, ""); len(acts) != 1 {
+				t.Fatalf("history holds %d activities, want the one message", len(acts))
+			}
+			if props := e.storedConversation(conv.ConversationID).Properties; props[propUndeliveredPrefix+id] != "" {
+				t.Fatalf("the failure mark is left after the delivery: %v", props)
+			}
+		})
+	}
+}
