@@ -126,7 +126,7 @@ func toError(err error) (*Error, bool) {
 	case errors.Is(err, bot.ErrUnreachable), errors.Is(err, bot.ErrBadEndpoint):
 		return ErrBotUnreachable, true
 	case errors.Is(err, bot.ErrCredentials):
-		return ErrBotUnreachable.Msg("Failed to send activity: no token for the bot"), false
+		return ErrBotUnreachable.Msg("Failed to send activity: the service could not get a token to call the bot with"), false
 	case errors.Is(err, bot.ErrTimeout):
 		return ErrBotTimeout, true
 	case errors.Is(err, bot.ErrClosed):

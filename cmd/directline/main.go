@@ -256,7 +256,18 @@ func withPprof(h http.Handler, enabled bool) http.Handler {
 func startBot(cfg Config, opts bot.Options, public string, listen *net.TCPAddr, logger *slog.Logger) (*directline.BotClient, *botauth.Validator, func(context.Context) error, error) {
 	var validator *botauth.Validator
 	if cfg.BotAppID != "" {
-		opts.Credentials = &botauth.ClientCredentials{TokenURL: cfg.BotTokenURL, ClientID: cfg.BotAppID, ClientSecret: cfg.BotAppPassword}
+		creds := &botauth.ClientCredentials{TokenURL: cfg.BotTokenURL, ClientID: cfg.BotAppID, ClientSecret: cfg.BotAppPassword}
+		opts.Credentials = creds
+		// A wrong password or an unreachable token endpoint then shows in the log at start, not
+		// first as a client's 502; the token is cached for the first delivery.
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), botTokenCheckTimeout)
+			defer cancel()
+			if _, err := creds.Token(ctx); err != nil {
+				logger.Error("cannot get a token to call the bot with; deliveries fail until one is had",
+					"token_url", cfg.BotTokenURL, "app_id", cfg.BotAppID, "err", err)
+			}
+		}()
 		validator = botauth.BotFramework(cfg.BotAppID, nil)
 		validator.Keys = &botauth.JWKS{URL: cfg.BotJWKSURL, MetadataURL: cfg.BotOpenIDMetadata}
 	}
@@ -277,6 +288,9 @@ func startBot(cfg Config, opts bot.Options, public string, listen *net.TCPAddr, 
 	}
 	return delivery, validator, stop, nil
 }
+
+// botTokenCheckTimeout bounds the token request made at start to check the bot's credentials.
+const botTokenCheckTimeout = 30 * time.Second
 
 // localTransport sends requests for URLs under public (the demo bot's Bot Connector calls and
 // attachment downloads, addressed by serviceUrl) to the local listener instead, so the in-process

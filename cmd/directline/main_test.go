@@ -24,12 +24,14 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/gorilla/websocket"
 
+	"github.com/directline-go/directline/directline/bot"
 	"github.com/directline-go/directline/directline/botauth"
 	"github.com/directline-go/directline/store/bolt"
 )
@@ -520,6 +522,67 @@ func TestRunWithBotAppID(t *testing.T) {
 		if resp.StatusCode != tc.status {
 			t.Fatalf("connector call with %q: %d, want %d", tc.auth, resp.StatusCode, tc.status)
 		}
+	}
+}
+
+// syncBuffer is a log sink safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestBotCredentialsCheckedAtStart: with a bot app id, the service asks for a token as it starts,
+// so that a refused password is logged then, with the token endpoint's answer.
+func TestBotCredentialsCheckedAtStart(t *testing.T) {
+	for _, tc := range []struct {
+		name, password string
+		wantError      bool
+	}{{"accepted", "pw", false}, {"refused", "wrong", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			asked := make(chan struct{}, 4)
+			auth := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				defer func() { asked <- struct{}{} }()
+				if r.FormValue("client_secret") != "pw" {
+					w.WriteHeader(http.StatusUnauthorized)
+					_ = json.NewEncoder(w).Encode(map[string]string{"error": "invalid_client", "error_description": "bad secret"})
+					return
+				}
+				_ = json.NewEncoder(w).Encode(map[string]any{"access_token": "minted", "expires_in": 3600})
+			}))
+			t.Cleanup(auth.Close)
+			var logs syncBuffer
+			logger := slog.New(slog.NewTextHandler(&logs, nil))
+			cfg := Config{BotEndpoint: "http://127.0.0.1:1/api/messages", BotAppID: "app1", BotAppPassword: tc.password, BotTokenURL: auth.URL}
+			_, _, stop, err := startBot(cfg, bot.Options{}, "http://127.0.0.1:2", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 2}, logger)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { stop(context.Background()) })
+			select {
+			case <-asked:
+			case <-time.After(10 * time.Second):
+				t.Fatal("no token request at start")
+			}
+			const line = "cannot get a token to call the bot with"
+			for deadline := time.Now().Add(2 * time.Second); tc.wantError && !strings.Contains(logs.String(), line) && time.Now().Before(deadline); {
+				time.Sleep(5 * time.Millisecond)
+			}
+			if got := logs.String(); strings.Contains(got, line) != tc.wantError || (tc.wantError && !strings.Contains(got, "invalid_client")) {
+				t.Fatalf("log after the token request:\n%s", got)
+			}
+		})
 	}
 }
 
