@@ -3,6 +3,7 @@ package directline
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/directline-go/directline/activity"
+	"github.com/directline-go/directline/directline/bot"
 	"github.com/directline-go/directline/store"
 )
 
@@ -202,7 +204,11 @@ func (s *Server) post(ctx context.Context, cred credential, conv store.Conversat
 		return "", err
 	}
 	if err := s.deliver(ctx, conv, res.Entry, ackTimeout); err != nil {
-		s.markUndelivered(ctx, conv.ID, undelivered, true)
+		// A bot too slow to answer, or a client that hung up, may still get or have the
+		// activity: a resend of it is then answered as one the bot has (R07).
+		if !errors.Is(err, bot.ErrTimeout) && ctx.Err() == nil {
+			s.markUndelivered(ctx, conv.ID, undelivered, true)
+		}
 		return "", err
 	}
 	if res.Duplicate {

@@ -432,3 +432,26 @@ func TestResendAfterFailedDelivery(t *testing.T) {
 		})
 	}
 }
+
+// TestResendAfterBotTimeout: a bot too slow to answer within --bot-timeout may still have the
+// message, so a resend is answered with its id and not forwarded (R07), although the first
+// answer was 502.
+func TestResendAfterBotTimeout(t *testing.T) {
+	b := newTestBot(t)
+	e := newBotEnv(t, b.endpoint(), bot.Options{AckTimeout: 5 * time.Second, Timeout: 100 * time.Millisecond})
+	conv := e.startConversation("u1")
+	b.next() // the conversationUpdate
+	b.setHandler(func(w http.ResponseWriter, a *activity.Activity) {
+		time.Sleep(300 * time.Millisecond)
+		w.WriteHeader(http.StatusOK)
+	})
+	msg := map[string]any{"type": "message", "text": "slow", "channelData": map[string]string{"clientActivityID": "c1"}}
+	r := e.do(request{method: http.MethodPost, path: "/conversations/" + conv.ConversationID + "/activities", auth: conv.Token, body: msg})
+	if r.status < 500 {
+		t.Fatalf("status %d, want the bot's timeout", r.status)
+	}
+	e.post(conv.Token, conv.ConversationID, msg)
+	if n := len(b.received()); n != 2 {
+		t.Fatalf("the bot got %d activities, want the conversationUpdate and the message once", n)
+	}
+}
