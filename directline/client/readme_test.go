@@ -1,37 +1,23 @@
 package client_test
 
 import (
-	"context"
+	"bytes"
+	"os"
+	"path/filepath"
 	"testing"
-
-	"github.com/directline-go/directline/activity"
-	"github.com/directline-go/directline/directline/client"
-	"github.com/directline-go/directline/directline/client/clienttest"
 )
 
-// TestReadmeInTests is the Go example of the README's "In tests" section, as written there.
-func TestReadmeInTests(t *testing.T) {
-	srv := clienttest.Start(t, clienttest.Options{Bot: true}) // answers "You said: <text>"
-	c, err := client.New(client.Options{BaseURL: srv.URL, Secret: clienttest.Secret, UserID: "u1"})
+// TestReadmeShowsTheExample: the README's section "In tests" shows readme_example_test.go as it is.
+func TestReadmeShowsTheExample(t *testing.T) {
+	example, err := os.ReadFile("readme_example_test.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	conv, err := c.StartConversation(ctx)
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub, err := conv.Subscribe(ctx, client.SubscribeOptions{}) // WebSocket; client.Polling polls
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Close()
-	if _, err := conv.Post(ctx, &activity.Activity{Type: "message", Text: "hi"}); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"hi", "You said: hi"} { // in sequence order
-		if d, ok := <-sub.C; !ok || d.Activity.Text != want {
-			t.Fatalf("want %q; the subscription ended (%v) or gave %+v", want, sub.Err(), d.Activity)
-		}
+	if !bytes.Contains(readme, []byte("```go\n"+string(example)+"```\n")) {
+		t.Fatal("README.md does not show readme_example_test.go as it is")
 	}
 }

@@ -216,7 +216,9 @@ func Text(t string) func(json.RawMessage) bool {
 	return Matching(func(a *activity.Activity) bool { return a.Text == t })
 }
 
-// Drop removes the first activity that matches from its frame, once.
+// Drop removes the first activity that matches from its frame, once. A frame left empty is not
+// sent at all, watermark included, as a lost frame would be: the client can tell the activity is
+// missing only from what follows it, so use it where something is sure to follow (as Swap).
 func Drop(match func(json.RawMessage) bool) Fault {
 	done := false
 	return func(_ uint64, frame json.RawMessage) []json.RawMessage {
