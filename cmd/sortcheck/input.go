@@ -38,6 +38,8 @@ type Log struct {
 	// Profile and UserID come from a conformance vector; "" otherwise.
 	Profile string
 	UserID  string
+	// Expects counts the vector's expect checkpoints, which are not events of the replay.
+	Expects int
 }
 
 // Detected input formats.
@@ -291,6 +293,7 @@ func (r *reader) event(raw json.RawMessage, off int) error {
 	}
 	switch ev.Op {
 	case sortkeys.OpExpect:
+		r.log.Expects++
 		return nil
 	case sortkeys.OpIncoming, sortkeys.OpPost, sortkeys.OpFulfilled:
 		if len(ev.Activity) == 0 || ev.Activity[0] != '{' {

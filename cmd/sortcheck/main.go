@@ -542,8 +542,12 @@ func writeText(w io.Writer, withScreen bool, source string, log *Log, rep findin
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Summary")
-	fmt.Fprintf(w, "  input: %s (%s), %s: %s delivered, %s\n", source, log.Format,
-		counted(s.Events, "event", "events"), counted(s.Activities, "activity", "activities"), counted(s.Posts, "post", "posts"))
+	expects := ""
+	if log.Expects > 0 {
+		expects = ", " + counted(log.Expects, "expect checkpoint", "expect checkpoints") + " not replayed"
+	}
+	fmt.Fprintf(w, "  input: %s (%s), %s: %s delivered, %s%s\n", source, log.Format,
+		counted(s.Events, "event", "events"), counted(s.Activities, "activity", "activities"), counted(s.Posts, "post", "posts"), expects)
 	// Without from.role, Web Chat takes an activity for the user's only when from.id is the user
 	// id; the user rules (DL020, DL022) pass the others by.
 	switch {
@@ -595,19 +599,21 @@ func writeJSON(w io.Writer, source string, log *Log, rep findings.Report, rows [
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(struct {
-		Input struct {
-			Source string `json:"source"`
-			Format string `json:"format"`
-		} `json:"input"`
+		Input    jsonInput        `json:"input"`
 		Screen   []row            `json:"screen"`
 		Findings []jsonFinding    `json:"findings"`
 		Summary  findings.Summary `json:"summary"`
 		Rules    []findings.Rule  `json:"rules"`
 	}{
-		Input: struct {
-			Source string `json:"source"`
-			Format string `json:"format"`
-		}{source, log.Format},
+		Input:  jsonInput{source, log.Format, log.Expects},
 		Screen: rows, Findings: fs, Summary: rep.Summary, Rules: findings.Rules,
 	})
+}
+
+// jsonInput says what was read: Expects counts a conformance vector's expect checkpoints, which
+// are not replayed and so not among the summary's events.
+type jsonInput struct {
+	Source  string `json:"source"`
+	Format  string `json:"format"`
+	Expects int    `json:"expects"`
 }

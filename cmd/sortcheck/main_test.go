@@ -66,6 +66,7 @@ func runWith(t *testing.T, stdin string, args ...string) result {
 type jsonReport struct {
 	Input struct {
 		Source, Format string
+		Expects        int
 	}
 	Screen []struct {
 		Position                                 int
@@ -133,6 +134,14 @@ func TestInputFormats(t *testing.T) {
 			r := decodeReport(t, clean.stdout)
 			if r.Input.Format != tc.format || r.Summary.Activities != 3 || r.Summary.Posts != 0 || len(r.Screen) != 3 || len(r.Findings) != 0 {
 				t.Fatalf("format %q, %d activities, screen %+v, findings %+v", r.Input.Format, r.Summary.Activities, r.Screen, r.Findings)
+			}
+			// vector() ends with one expect checkpoint, which is read but not replayed.
+			wantExpects, note := 0, ""
+			if tc.format == FormatVector {
+				wantExpects, note = 1, "3 events: 3 activities delivered, 0 posts, 1 expect checkpoint not replayed\n"
+			}
+			if text := runWith(t, tc.input(cleanActivities), "--user-id", "u-user").stdout; r.Input.Expects != wantExpects || !strings.Contains(text, note) {
+				t.Errorf("input.expects %d, want %d; text lacks %q:\n%s", r.Input.Expects, wantExpects, note, text)
 			}
 			if s := r.Screen[0]; s.Name != "c|0000001" || s.Role != "user" || s.Text != "hello" || s.SequenceID != "1" || s.Timestamp != "2024-05-01T10:00:00.000Z" {
 				t.Errorf("first row %+v", s)
@@ -757,7 +766,7 @@ func FuzzReadLog(f *testing.F) {
 }
 
 func sameLog(a, b *Log) bool {
-	if a.Format != b.Format || a.Profile != b.Profile || a.UserID != b.UserID || len(a.Events) != len(b.Events) ||
+	if a.Format != b.Format || a.Profile != b.Profile || a.UserID != b.UserID || a.Expects != b.Expects || len(a.Events) != len(b.Events) ||
 		fmt.Sprint(a.Lines) != fmt.Sprint(b.Lines) || fmt.Sprint(a.Columns) != fmt.Sprint(b.Columns) {
 		return false
 	}
