@@ -324,12 +324,18 @@ func localURL(a *net.TCPAddr) string {
 	return "http://" + net.JoinHostPort(ip.String(), strconv.Itoa(a.Port))
 }
 
-// shutdown stops the HTTP server and the hub together, then the bot deliveries in flight and the
-// demo bot, then closes the store. When the deadline passes, remaining connections are closed
-// hard; the store still waits for writes in flight so nothing acknowledged is lost.
+// shutdown lets the bot deliveries in flight end and stops the demo bot, then stops the HTTP
+// server and the hub together, then closes the store. When the deadline passes, deliveries are
+// cancelled and remaining connections closed hard; the store still waits for writes in flight so
+// nothing acknowledged is lost.
 func shutdown(httpSrv *http.Server, hub *stream.Hub, stopBot func(context.Context) error, st store.Store, timeout time.Duration, logger *slog.Logger) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	// Deliveries in flight end first, while the listener still takes the bot's calls: a turn
+	// under way posts its replies (a livestream's revisions, its final) through the Bot Connector
+	// API, and the client waiting on the POST gets the bot's answer. New deliveries are refused
+	// meanwhile (503).
+	botErr := stopBot(ctx)
 	var (
 		wg             sync.WaitGroup
 		httpErr, hbErr error
@@ -347,7 +353,7 @@ func shutdown(httpSrv *http.Server, hub *stream.Hub, stopBot func(context.Contex
 		hbErr = hub.Shutdown(ctx)
 	}()
 	wg.Wait()
-	return errors.Join(httpErr, hbErr, stopBot(ctx), st.Close())
+	return errors.Join(httpErr, hbErr, botErr, st.Close())
 }
 
 // newSecret returns a random secret in the dotted shape of Direct Line secrets.

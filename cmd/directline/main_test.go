@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -348,6 +349,19 @@ func TestHelpHidesSecrets(t *testing.T) {
 // address.
 func runService(t *testing.T, args ...string) string {
 	t.Helper()
+	addr, stop := startService(t, args...)
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Errorf("run: %v", err)
+		}
+	})
+	return addr
+}
+
+// startService is runService that leaves stopping to the caller: stop cancels run and returns
+// its error; a test must call it once.
+func startService(t *testing.T, args ...string) (addr string, stop func() error) {
+	t.Helper()
 	data := filepath.Join(t.TempDir(), "directline.db")
 	cfg, err := loadConfig(append([]string{"--addr", "127.0.0.1:0", "--data", data, "--secret", "s3cret"}, args...), envOf(nil), io.Discard)
 	if err != nil {
@@ -360,14 +374,11 @@ func runService(t *testing.T, args ...string) string {
 		done <- run(ctx, cfg, pw, io.Discard)
 		pw.Close()
 	}()
-	t.Cleanup(func() {
+	stop = func() error {
 		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run: %v", err)
-		}
-	})
+		return <-done
+	}
 	lines := bufio.NewScanner(pr)
-	var addr string
 	for addr == "" && lines.Scan() {
 		if rest, ok := strings.CutPrefix(lines.Text(), "listening on "); ok {
 			addr, _, _ = strings.Cut(rest, " ")
@@ -375,9 +386,10 @@ func runService(t *testing.T, args ...string) string {
 	}
 	go io.Copy(io.Discard, pr)
 	if addr == "" {
+		stop()
 		t.Fatal("the service did not print its address")
 	}
-	return addr
+	return addr, stop
 }
 
 // apiCall makes one client API call on the service at addr and returns the body of its 2xx answer.
@@ -411,6 +423,81 @@ func startWithUser(t *testing.T, addr string) startedConversation {
 		t.Fatal(err)
 	}
 	return conv
+}
+
+// TestShutdownLetsBotTurnsEnd: a shutdown that starts while the bot is in a turn lets the turn
+// end: the bot's reply through the Bot Connector API is still accepted and stored, the client's
+// POST gets the bot's answer, and a delivery asked for meanwhile is refused with 503.
+func TestShutdownLetsBotTurnsEnd(t *testing.T) {
+	inTurn := make(chan struct{})
+	replied := make(chan int, 1)
+	botSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var a struct {
+			Type, ID, ServiceURL, Text string
+			Conversation               struct{ ID string }
+		}
+		if err := json.NewDecoder(r.Body).Decode(&a); err != nil || a.Text != "hi" {
+			return
+		}
+		close(inTurn)
+		time.Sleep(300 * time.Millisecond) // the shutdown starts meanwhile
+		resp, err := http.Post(strings.TrimRight(a.ServiceURL, "/")+"/v3/conversations/"+a.Conversation.ID+"/activities/"+url.PathEscape(a.ID),
+			"application/json", strings.NewReader(`{"type":"message","text":"still here","from":{"id":"bot","role":"bot"}}`))
+		if err != nil {
+			replied <- 0
+			return
+		}
+		resp.Body.Close()
+		replied <- resp.StatusCode
+	}))
+	t.Cleanup(botSrv.Close)
+	addr, stop := startService(t, "--bot-endpoint", botSrv.URL+"/api/messages", "--demo-page", "none")
+	conv := startWithUser(t, addr)
+	posted := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/v3/directline/conversations/"+conv.ConversationID+"/activities",
+			strings.NewReader(`{"type":"message","text":"hi"}`))
+		req.Header.Set("Authorization", "Bearer "+conv.Token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			posted <- 0
+			return
+		}
+		resp.Body.Close()
+		posted <- resp.StatusCode
+	}()
+	<-inTurn
+	stopped := make(chan error, 1)
+	go func() { stopped <- stop() }()
+	// The shutdown has begun once a new delivery is refused; the listener still answers.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/v3/directline/conversations/"+conv.ConversationID+"/activities",
+			strings.NewReader(`{"type":"message","text":"too late"}`))
+		req.Header.Set("Authorization", "Bearer "+conv.Token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("a request during the bot's turn: %v", err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusServiceUnavailable {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("posts during the shutdown still answered %d", resp.StatusCode)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if code := <-replied; code != http.StatusOK {
+		t.Fatalf("the bot's reply during the shutdown: status %d, want 200", code)
+	}
+	if code := <-posted; code != http.StatusOK {
+		t.Fatalf("the client's post: status %d, want 200", code)
+	}
+	if err := <-stopped; err != nil {
+		t.Fatalf("run: %v", err)
+	}
 }
 
 // TestRunWithDemoBot: the plain binary (default --bot-endpoint demo) gives a working chat: the
