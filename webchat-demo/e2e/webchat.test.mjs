@@ -380,6 +380,31 @@ for (const transport of ['websocket', 'polling']) {
   });
 }
 
+test('a reload resumes a new conversation; another user id gets one of its own', GUARD, async () => {
+  const context = await browser.newContext();
+
+  try {
+    const page = await openChat(context, service.base, { transport: 'websocket', bundle: 'stable', resume: '0', userId: 'dl_alice' });
+    const first = await until(page, 'alice\'s conversation', v => Boolean(v.stored?.conversationId));
+
+    assert.match(page.url(), /resume=1/u, 'the address resumes after a reload');
+    await page.reload();
+
+    const again = await until(page, 'the reload', v => Boolean(v.conversationId));
+
+    assert.equal(again.conversationId, first.conversationId, 'the reload resumed the new conversation');
+
+    await page.goto(`${service.base}/?resume=1&userId=dl_bob`);
+
+    const bob = await until(page, 'bob\'s conversation', v => v.stored?.userId === 'dl_bob');
+
+    assert.notEqual(bob.conversationId, first.conversationId, 'another user id starts another conversation');
+    assert.match(await page.locator('#notice').innerText(), /dl_alice’s; a new one was started for dl_bob/u);
+  } finally {
+    await context.close();
+  }
+});
+
 test('without the npm packages the page says how to install them', GUARD, async () => {
   const dir = join(workDir, 'bare');
   const modules = join(dir, 'node_modules');
