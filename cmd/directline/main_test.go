@@ -25,7 +25,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -453,39 +452,37 @@ func TestShutdownLetsBotTurnsEnd(t *testing.T) {
 	t.Cleanup(botSrv.Close)
 	addr, stop := startService(t, "--bot-endpoint", botSrv.URL+"/api/messages", "--demo-page", "none")
 	conv := startWithUser(t, addr)
-	posted := make(chan int, 1)
-	go func() {
+	post := func(text string) (int, error) {
 		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/v3/directline/conversations/"+conv.ConversationID+"/activities",
-			strings.NewReader(`{"type":"message","text":"hi"}`))
+			strings.NewReader(`{"type":"message","text":"`+text+`"}`))
 		req.Header.Set("Authorization", "Bearer "+conv.Token)
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
-			posted <- 0
-			return
+			return 0, err
 		}
 		resp.Body.Close()
-		posted <- resp.StatusCode
+		return resp.StatusCode, nil
+	}
+	posted := make(chan int, 1)
+	go func() {
+		code, _ := post("hi")
+		posted <- code
 	}()
 	<-inTurn
 	stopped := make(chan error, 1)
 	go func() { stopped <- stop() }()
 	// The shutdown has begun once a new delivery is refused; the listener still answers.
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/v3/directline/conversations/"+conv.ConversationID+"/activities",
-			strings.NewReader(`{"type":"message","text":"too late"}`))
-		req.Header.Set("Authorization", "Bearer "+conv.Token)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
+		code, err := post("too late")
 		if err != nil {
 			t.Fatalf("a request during the bot's turn: %v", err)
 		}
-		resp.Body.Close()
-		if resp.StatusCode == http.StatusServiceUnavailable {
+		if code == http.StatusServiceUnavailable {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("posts during the shutdown still answered %d", resp.StatusCode)
+			t.Fatalf("posts during the shutdown still answered %d", code)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -612,24 +609,6 @@ func TestRunWithBotAppID(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestBotCredentialsCheckedAtStart: with a bot app id, the service asks for a token as it starts,
 // so that a refused password is logged then, with the token endpoint's answer.
 func TestBotCredentialsCheckedAtStart(t *testing.T) {
@@ -649,8 +628,17 @@ func TestBotCredentialsCheckedAtStart(t *testing.T) {
 				_ = json.NewEncoder(w).Encode(map[string]any{"access_token": "minted", "expires_in": 3600})
 			}))
 			t.Cleanup(auth.Close)
-			var logs syncBuffer
-			logger := slog.New(slog.NewTextHandler(&logs, nil))
+			// A file takes the log: its writes are safe from the token check's goroutine.
+			logs, err := os.Create(filepath.Join(t.TempDir(), "log"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer logs.Close()
+			logged := func() string {
+				data, _ := os.ReadFile(logs.Name())
+				return string(data)
+			}
+			logger := slog.New(slog.NewTextHandler(logs, nil))
 			cfg := Config{BotEndpoint: "http://127.0.0.1:1/api/messages", BotAppID: "app1", BotAppPassword: tc.password, BotTokenURL: auth.URL}
 			_, _, stop, err := startBot(cfg, bot.Options{}, "http://127.0.0.1:2", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 2}, logger)
 			if err != nil {
@@ -663,10 +651,10 @@ func TestBotCredentialsCheckedAtStart(t *testing.T) {
 				t.Fatal("no token request at start")
 			}
 			const line = "cannot get a token to call the bot with"
-			for deadline := time.Now().Add(2 * time.Second); tc.wantError && !strings.Contains(logs.String(), line) && time.Now().Before(deadline); {
+			for deadline := time.Now().Add(2 * time.Second); tc.wantError && !strings.Contains(logged(), line) && time.Now().Before(deadline); {
 				time.Sleep(5 * time.Millisecond)
 			}
-			if got := logs.String(); strings.Contains(got, line) != tc.wantError || (tc.wantError && !strings.Contains(got, "invalid_client")) {
+			if got := logged(); strings.Contains(got, line) != tc.wantError || (tc.wantError && !strings.Contains(got, "invalid_client")) {
 				t.Fatalf("log after the token request:\n%s", got)
 			}
 		})
