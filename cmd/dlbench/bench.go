@@ -63,11 +63,13 @@ type bench struct {
 	// connection per stream.
 	userConns bool
 	bot       bool
-	post      *latency
-	echo      *latency
-	reply     *latency
-	errs      *counter
-	verify    *verifier
+	// botUnknown: --bot auto's probe met errors, so bot=false is a guess.
+	botUnknown bool
+	post       *latency
+	echo       *latency
+	reply      *latency
+	errs       *counter
+	verify     *verifier
 
 	received atomic.Int64
 	measured atomic.Int64
@@ -579,10 +581,14 @@ func (cv *conversation) check() {
 	}
 }
 
-// detectBot runs one probe conversation (not counted) and reports whether a bot answered.
-func (b *bench) detectBot(ctx context.Context) bool {
+// detectBot runs one probe conversation (not counted) and reports whether a bot answered, and
+// whether the probe met errors, which leave that unknown.
+func (b *bench) detectBot(ctx context.Context) (bot, unknown bool) {
 	b.bot = false
-	return b.runConversation(ctx, 0, false, 1)
+	_, before := b.errs.snapshot()
+	bot = b.runConversation(ctx, 0, false, 1)
+	_, after := b.errs.snapshot()
+	return bot, after > before
 }
 
 // runLoad runs every conversation, at most Concurrency at a time, and returns the wall time.

@@ -47,7 +47,8 @@
 //
 // JSON report (load):
 //
-//	{"config":{"base","transport","conversations","messages","concurrency","warmup","think_ms","interval_ms","bot"},
+//	{"config":{"base","transport","conversations","messages","concurrency","warmup","think_ms","interval_ms",
+//	  "poll_ms" (polling only),"bot","bot_unknown" (--bot auto whose probe failed)},
 //	 "duration_s":1.2,
 //	 "messages":{"sent":100,"measured":100,"per_second":812.5},
 //	 "activities_received":200,"activities_per_second":166.7,
@@ -60,7 +61,9 @@
 // bot). verification.ok is false when a problem was found, and also when no message was sent (a
 // run that could not start checked nothing; its examples say so). Percentiles are nearest-rank
 // over at most 100000 samples per latency (reservoir sampling); count, mean and max are exact. Messages inside --warmup are not in latency_ms nor in
-// messages.measured. The bot-detection probe conversation is not measured but is verified.
+// messages.measured. messages.per_second is measured messages over the time from the first
+// measured POST to the last measured message's end; activities_per_second is activities received
+// over duration_s, the whole run. The bot-detection probe conversation is not measured but is verified.
 //
 // JSON report (idle): {"idle":{"streams","opened","hold_s","rss_before_bytes","rss_after_bytes",
 // "bytes_per_stream","delivery_ms":S,"errors":{"total","by_kind"}},"verification":{...as above}};
@@ -185,11 +188,19 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	if c.Secret != "" && c.TokenEndpoint != "" {
 		errs = append(errs, errors.New("--secret and --token-endpoint exclude each other"))
 	}
-	if c.Conversations < 1 || c.Messages < 1 || c.Concurrency < 1 {
-		errs = append(errs, errors.New("--conversations, --messages and --concurrency must be at least 1"))
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"--conversations", c.Conversations}, {"--messages", c.Messages}, {"--concurrency", c.Concurrency}} {
+		if f.v < 1 {
+			errs = append(errs, fmt.Errorf("%s must be at least 1, not %d", f.name, f.v))
+		}
 	}
 	if c.Warmup < 0 || c.Idle < 0 {
 		errs = append(errs, errors.New("--warmup and --idle must not be negative"))
+	}
+	if c.Idle == 0 && c.Warmup >= c.Messages && c.Messages >= 1 {
+		errs = append(errs, fmt.Errorf("--warmup %d leaves nothing of --messages %d to measure", c.Warmup, c.Messages))
 	}
 	if c.Transport != "ws" && c.Transport != "poll" {
 		errs = append(errs, fmt.Errorf("--transport %q: want ws or poll", c.Transport))
@@ -241,7 +252,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "yes":
 		b.bot = true
 	case "auto":
-		b.bot = b.detectBot(ctx)
+		b.bot, b.botUnknown = b.detectBot(ctx)
 		// The probe is verified but not counted.
 		b.sent.Store(0)
 		b.received.Store(0)
@@ -282,7 +293,9 @@ type Report struct {
 		Warmup        int    `json:"warmup"`
 		ThinkMS       int64  `json:"think_ms"`
 		IntervalMS    int64  `json:"interval_ms"`
+		PollMS        int64  `json:"poll_ms,omitempty"`
 		Bot           bool   `json:"bot"`
+		BotUnknown    bool   `json:"bot_unknown,omitempty"`
 	} `json:"config"`
 	DurationS float64 `json:"duration_s"`
 	Messages  struct {
@@ -313,7 +326,10 @@ func (b *bench) report(elapsed time.Duration) Report {
 	r.Config.Warmup = b.cfg.Warmup
 	r.Config.ThinkMS = b.cfg.Think.Milliseconds()
 	r.Config.IntervalMS = b.cfg.Interval.Milliseconds()
-	r.Config.Bot = b.bot
+	r.Config.Bot, r.Config.BotUnknown = b.bot, b.botUnknown
+	if b.cfg.Transport == "poll" {
+		r.Config.PollMS = b.cfg.PollInterval.Milliseconds()
+	}
 	r.DurationS = round(elapsed.Seconds())
 	r.Messages.Sent = b.sent.Load()
 	r.Messages.Measured = b.measured.Load()
@@ -356,11 +372,18 @@ func errorHints(base string, byKind map[string]int64) []string {
 }
 
 func (r Report) print(w io.Writer) {
-	fmt.Fprintf(w, "dlbench %s  transport=%s conversations=%d messages=%d concurrency=%d warmup=%d think=%dms interval=%dms bot=%v\n\n",
-		r.Config.Base, r.Config.Transport, r.Config.Conversations, r.Config.Messages, r.Config.Concurrency, r.Config.Warmup, r.Config.ThinkMS, r.Config.IntervalMS, r.Config.Bot)
+	transport, bot := r.Config.Transport, fmt.Sprint(r.Config.Bot)
+	if r.Config.PollMS > 0 {
+		transport += fmt.Sprintf(" poll=%dms", r.Config.PollMS)
+	}
+	if r.Config.BotUnknown {
+		bot = "unknown (the probe failed)"
+	}
+	fmt.Fprintf(w, "dlbench %s  transport=%s conversations=%d messages=%d concurrency=%d warmup=%d think=%dms interval=%dms bot=%s\n\n",
+		r.Config.Base, transport, r.Config.Conversations, r.Config.Messages, r.Config.Concurrency, r.Config.Warmup, r.Config.ThinkMS, r.Config.IntervalMS, bot)
 	fmt.Fprintf(w, "duration      %.3f s\n", r.DurationS)
-	fmt.Fprintf(w, "messages      %d sent, %d measured, %.1f/s\n", r.Messages.Sent, r.Messages.Measured, r.Messages.PerSecond)
-	fmt.Fprintf(w, "activities    %d received, %.1f/s\n\n", r.ActivitiesReceived, r.ActivitiesPerSecond)
+	fmt.Fprintf(w, "messages      %d sent, %d measured, %.1f/s (from the first measured message to the last)\n", r.Messages.Sent, r.Messages.Measured, r.Messages.PerSecond)
+	fmt.Fprintf(w, "activities    %d received, %.1f/s (over the whole duration)\n\n", r.ActivitiesReceived, r.ActivitiesPerSecond)
 	fmt.Fprintf(w, "latency (ms)  %8s %8s %8s %8s %8s %8s\n", "count", "mean", "p50", "p95", "p99", "max")
 	for _, k := range []string{"post", "echo", "reply"} {
 		s := r.Latency[k]

@@ -144,10 +144,16 @@ func TestHumanReport(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s %s", code, out.String(), errOut.String())
 	}
-	for _, want := range []string{"latency (ms)", "post", "echo", "reply", "verification  OK"} {
+	for _, want := range []string{"latency (ms)", "post", "echo", "reply", "verification  OK", "bot=true\n",
+		"measured, ", "/s (from the first measured message to the last)", "/s (over the whole duration)"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
+	}
+	// Polling: the interval sets the echo latency, so the report names it.
+	r, code := runBench(t, srv, "--conversations", "1", "--messages", "1", "--bot", "yes", "--transport", "poll", "--poll-interval", "50ms")
+	if code != exitOK || r.Config.PollMS != 50 {
+		t.Errorf("polling run: exit %d, config %+v; want poll_ms 50", code, r.Config)
 	}
 }
 
@@ -202,6 +208,7 @@ func TestUsageErrors(t *testing.T) {
 		{"--base", "http://x/v3/directline", "--secret", "s", "extra"},
 		{"--base", "http://x/v3/directline", "--secret", "s", "--think", "1s", "--interval", "1s"},
 		{"--base", "http://x/v3/directline", "--secret", "s", "--interval", "-1s"},
+		{"--base", "http://x/v3/directline", "--secret", "s", "--messages", "3", "--warmup", "3"},
 	}
 	for _, args := range tests {
 		var out, errOut bytes.Buffer
@@ -386,6 +393,8 @@ func TestMisconfiguredRun(t *testing.T) {
 		hint string
 	}{
 		{"wrong secret", srv.URL, []string{"--secret", "wrong"}, "refused the credential"},
+		// --bot auto's probe fails too: whether there is a bot is not known.
+		{"wrong secret, bot auto", srv.URL, []string{"--secret", "wrong", "--bot", "auto"}, "bot=unknown (the probe failed)"},
 		{"base without the route prefix", strings.TrimSuffix(srv.URL, "/v3/directline"), []string{"--secret", clienttest.Secret}, "route prefix"},
 		{"nothing listening", closedURL, []string{"--secret", clienttest.Secret}, "nothing accepts connections at " + closedURL},
 	}

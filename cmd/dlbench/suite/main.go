@@ -196,7 +196,11 @@ func run(ctx context.Context, cfg config) error {
 		// measured window.
 		syscall.Sync()
 		sec := t(ctx)
-		logf("target %d: %s", i+1, sec.verdict)
+		if cfg.quick {
+			logf("target %d (quick run, not a measurement): %s", i+1, sec.verdict)
+		} else {
+			logf("target %d: %s", i+1, sec.verdict)
+		}
 		sections = append(sections, sec)
 	}
 	if ctx.Err() != nil {
@@ -643,7 +647,7 @@ func (s *suite) target6(ctx context.Context) section {
 		"Each server runs with a bot of its own (the echo bot, or for offline-directline without a bot the null bot), started fresh and warmed by an unmeasured run of the same load with about 2,000 messages in all, so that neither side meets a bot whose JIT another server has warmed. " +
 		"CPU per message is each process's user + system time over the measured run (`/proc/<pid>/stat`, all threads) divided by the messages sent; the bot column is the null bot for offline-directline without a bot and empty for ours without one.\n\n" +
 		"- " + strings.Join(verdicts, "\n- ") + "\n"
-	sec.verdict = verdict(allMet, "the ratios of every case and run (see the list above)")
+	sec.verdict = verdict(allMet, "the ratios of every case and run (listed in the document)")
 	return sec
 }
 
