@@ -37,6 +37,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -276,6 +277,9 @@ func readInput(cfg *config, stdin io.Reader, stderr io.Writer) ([]byte, string, 
 		data, how, err := src.fetch(context.Background())
 		if err != nil {
 			return nil, "", err
+		}
+		if len(bytes.TrimSpace(data)) == 0 {
+			return nil, "", fmt.Errorf("conversation %s has no activities yet (read from %s): nothing to check", cfg.conversation, how)
 		}
 		return data, "conversation " + cfg.conversation + " from " + how, nil
 	case cfg.file != "" && cfg.file != "-":

@@ -511,6 +511,8 @@ func TestLive(t *testing.T) {
 				return
 			}
 			switch r.URL.Path {
+			case "/v3/directline/conversations/empty/log":
+				w.Header().Set("Content-Type", "application/x-ndjson")
 			case "/v3/directline/conversations/conv1/log":
 				logAsked = true
 				if auth != "Bearer "+secret {
@@ -597,6 +599,8 @@ func TestLive(t *testing.T) {
 			[]string{"conv2/activities: HTTP 404", `is "conv2" a conversation of the service at --base?`, "(after HTTP 404 from " + srv.URL + "/v3/directline/conversations/conv2/log)"}},
 		{"base without a scheme", []string{"--base", strings.TrimPrefix(srv.URL, "http://"), "--conversation", "conv1", "--secret", secret},
 			[]string{"--base must be an http:// or https:// URL"}},
+		{"a conversation with nothing in it", []string{"--base", srv.URL, "--conversation", "empty", "--secret", secret},
+			[]string{"conversation empty has no activities yet (read from its /log export): nothing to check"}},
 	} {
 		res := runWith(t, "", append([]string{"--live"}, tc.args...)...)
 		for _, want := range tc.wants {
