@@ -153,9 +153,9 @@ func (s *Server) sendActivity(c echo.Context, replyTo string) error {
 
 // addressBotActivity sets the fields the service owns on an activity from the bot: channelId,
 // conversation, from = the bot (role "bot"), recipient = the user unless the bot named one. The id
-// is the store's to give. A replyToId that names no activity of the conversation (the
+// is the store's to give. A replyToId that is not an activity id of the conversation (the
 // conversationUpdate's, which clients never see) is dropped, so a client never waits for an
-// activity it cannot get.
+// activity it cannot get; knownReplyTo drops the rest.
 func (s *Server) addressBotActivity(conv store.Conversation, a *activity.Activity) {
 	bot := s.botAccount(conv)
 	if s.botID == "" && conv.Properties[propBotID] == "" && a.From != nil && a.From.ID != "" && len(a.From.ID) <= maxIDLength {
@@ -182,12 +182,30 @@ func (s *Server) addressBotActivity(conv store.Conversation, a *activity.Activit
 	}
 }
 
+// knownReplyTo drops a's replyToId when it names no activity the conversation holds: one with a
+// sequence number not reached yet would later name another activity, and one deleted is one no
+// client can get any more.
+func (s *Server) knownReplyTo(ctx context.Context, conv store.Conversation, a *activity.Activity) error {
+	if a.ReplyToID == "" {
+		return nil
+	}
+	_, err := s.store.Activity(ctx, conv.ID, a.ReplyToID)
+	if errors.Is(err, store.ErrActivityNotFound) {
+		a.ReplyToID = ""
+		return nil
+	}
+	return err
+}
+
 // appendBotActivity addresses a bot's activity, checks its livestream metadata and stores it in
 // the conversation log like any other activity (contiguous seq, sort keys, stream fan-out). It
 // returns the stored id. Errors: ErrBadArgument/ErrMissingProperty for a final without a known
 // streamId, ErrStreamConcluded for a revision after its stream's final, store errors.
 func (s *Server) appendBotActivity(ctx context.Context, conv store.Conversation, a *activity.Activity) (string, error) {
 	s.addressBotActivity(conv, a)
+	if err := s.knownReplyTo(ctx, conv, a); err != nil {
+		return "", err
+	}
 	seal, err := s.checkLivestream(ctx, conv, a)
 	if err != nil {
 		return "", err
@@ -279,7 +297,8 @@ func (s *Server) connectorActivity(c echo.Context) (store.Conversation, string, 
 // keeps the activity's id, timestamp and sequence id and takes a new watermark, so live clients
 // get it as a new frame and replace the activity in place, and history shows the latest revision
 // once at its original place (DESIGN invariant 9, field case R12). A body id other than the path
-// id is ErrBadArgument; an unknown or deleted activity is ErrNotFound.
+// id, an activity the bot did not send, or a change to or from typing is ErrBadArgument; an
+// unknown or deleted activity is ErrNotFound.
 func (s *Server) updateActivity(c echo.Context) error {
 	conv, id, err := s.connectorActivity(c)
 	if err != nil {
@@ -292,7 +311,25 @@ func (s *Server) updateActivity(c echo.Context) error {
 	if a.ID != "" && a.ID != id {
 		return ErrBadArgument.Msg("the activity id %q in the body is not the id %q in the path", a.ID, id)
 	}
+	old, err := s.store.Activity(c.Request().Context(), conv.ID, id)
+	if err != nil {
+		return err
+	}
+	// A revision is the bot's (addressBotActivity), so an update of what the user sent would put
+	// the user's words on the bot's side of the screen, without their localTimestamp.
+	if old.From == nil || old.From.Role != activity.RoleBot {
+		return ErrBadArgument.Msg("activity %q was not sent by the bot: a bot updates only its own activities", id)
+	}
+	// Typing activities are not in history: a message turned into one would vanish from it while
+	// live clients keep showing it, and a typing activity turned into a message would appear
+	// only in history.
+	if (old.Type == activity.TypeTyping) != (a.Type == activity.TypeTyping) {
+		return ErrBadArgument.Msg("an update cannot turn a %q activity into a %q one", old.Type, a.Type)
+	}
 	s.addressBotActivity(conv, a)
+	if err := s.knownReplyTo(c.Request().Context(), conv, a); err != nil {
+		return err
+	}
 	s.warnPartGrouping(conv, a)
 	if _, err := s.store.Update(c.Request().Context(), conv.ID, id, a); err != nil {
 		return err

@@ -2,6 +2,7 @@ package directline
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"fmt"
 	"io"
@@ -27,6 +28,7 @@ func TestConnectorBadInput(t *testing.T) {
 	e, conv := connectorEnv(t)
 	cid := conv.ConversationID
 	msg := e.botSend(cid, "", map[string]any{"type": "message", "text": "a1"})
+	user := e.post(conv.Token, cid, map[string]any{"type": "message", "text": "mine"})
 	first := e.botSend(cid, "", map[string]any{"type": "typing", "text": "A", "channelData": map[string]any{"streamType": "streaming", "streamSequence": 1}})
 	e.botSend(cid, "", map[string]any{"type": "message", "text": "A b", "channelData": map[string]any{"streamType": "final", "streamId": first}})
 	tests := []struct {
@@ -51,6 +53,8 @@ func TestConnectorBadInput(t *testing.T) {
 		{"wrong member type", http.MethodPost, `{"type":"message","text":5}`, []string{"conversations", cid, "activities"}, 400, CodeBadArgument},
 		{"no type", http.MethodPost, `{"text":"x"}`, []string{"conversations", cid, "activities"}, 400, CodeMissingProperty},
 		{"update id differs", http.MethodPut, map[string]any{"type": "message", "id": cid + "|0000002"}, []string{"conversations", cid, "activities", msg}, 400, CodeBadArgument},
+		{"update of the user's message", http.MethodPut, map[string]any{"type": "message", "text": "edited"}, []string{"conversations", cid, "activities", user}, 400, CodeBadArgument},
+		{"update into typing", http.MethodPut, map[string]any{"type": "typing"}, []string{"conversations", cid, "activities", msg}, 400, CodeBadArgument},
 		{"revision after final", http.MethodPost, map[string]any{"type": "typing", "text": "A b c", "channelData": map[string]any{"streamType": "streaming", "streamSequence": 3, "streamId": first}},
 			[]string{"conversations", cid, "activities"}, 409, CodeStreamConcluded},
 		{"second final", http.MethodPost, map[string]any{"type": "message", "text": "again", "channelData": map[string]any{"streamType": "final", "streamId": first}},
@@ -77,8 +81,8 @@ func TestConnectorBadInput(t *testing.T) {
 			}
 		})
 	}
-	if acts, _ := e.history(conv.Token, cid, ""); len(acts) != 2 {
-		t.Fatalf("history has %d activities, want 2 (a1 and the final; rejected calls store nothing)", len(acts))
+	if acts, _ := e.history(conv.Token, cid, ""); len(acts) != 3 || acts[1]["text"] != "mine" {
+		t.Fatalf("history %v, want a1, the user's message as sent and the final (rejected calls store nothing)", acts)
 	}
 }
 
@@ -456,5 +460,33 @@ func TestUploadReachesBotR20(t *testing.T) {
 	f := fetch(t, e, got.Attachments[0].ContentURL)
 	if f.status != http.StatusOK || !bytes.Equal(f.body, data) || f.header.Get("Content-Type") != "image/png" {
 		t.Fatalf("GET contentUrl: %d %s, %d bytes", f.status, f.header.Get("Content-Type"), len(f.body))
+	}
+}
+
+// TestReplyToNamesWhatClientsCanGet: a bot activity's replyToId is kept only when it names an
+// activity the conversation holds; one not yet reached (it would later name another activity),
+// deleted, of another conversation or not an activity id at all is dropped, as a client would
+// wait for it in vain (Web Chat holds such a reply up to 5 s).
+func TestReplyToNamesWhatClientsCanGet(t *testing.T) {
+	e, conv := connectorEnv(t)
+	cid := conv.ConversationID
+	u := e.post(conv.Token, cid, map[string]any{"type": "message", "text": "question"})
+	gone := e.botSend(cid, "", map[string]any{"type": "message", "text": "to be deleted"})
+	mustStatus(t, e.connector(http.MethodDelete, nil, "conversations", cid, "activities", gone), http.StatusOK)
+	for _, tc := range []struct{ replyTo, want string }{
+		{u, u},
+		{cid + "|0000100", ""},
+		{gone, ""},
+		{"other|0000001", ""},
+		{"does-not-exist", ""},
+	} {
+		id := e.botSend(cid, "", map[string]any{"type": "message", "text": "answer", "replyToId": tc.replyTo})
+		a, err := e.store.Activity(context.Background(), cid, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.ReplyToID != tc.want {
+			t.Errorf("replyToId %q stored as %q, want %q", tc.replyTo, a.ReplyToID, tc.want)
+		}
 	}
 }
