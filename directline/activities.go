@@ -176,8 +176,11 @@ func (s *Server) post(ctx context.Context, cred credential, conv store.Conversat
 	if len(a.From.ID) > maxIDLength {
 		return "", ErrBadArgument.Msg("from.id is longer than %d characters", maxIDLength)
 	}
-	if a.From.Role == "" {
-		a.From.Role = activity.RoleUser
+	// The client API speaks for the user: a role of "bot" would put the activity on the bot's
+	// side of the screen (bots post through the Bot Connector API).
+	a.From.Role = activity.RoleUser
+	if len(a.ClientActivityID()) > maxClientActivityIDLength {
+		return "", ErrBadArgument.Msg("channelData.clientActivityID is longer than %d bytes", maxClientActivityIDLength)
 	}
 	a.ChannelID = channelID
 	a.Conversation = &activity.ConversationAccount{ID: conv.ID}

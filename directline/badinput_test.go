@@ -1,7 +1,11 @@
 package directline
 
 import (
+	"bufio"
 	"bytes"
+	"fmt"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -84,6 +88,7 @@ func TestBadInput(t *testing.T) {
 		{"type too long", post(convA+"/activities", a.Token, `{"type":"`+strings.Repeat("t", 65)+`"}`), 400, CodeBadArgument},
 		{"no from.id with a secret", post(convB+"/activities", testSecret, `{"type":"message"}`), 200, ""},
 		{"from.id too long", post(convA+"/activities", testSecret, `{"type":"message","from":{"id":"`+strings.Repeat("u", 300)+`"}}`), 400, CodeBadArgument},
+		{"clientActivityID too long", post(convA+"/activities", a.Token, `{"type":"message","channelData":{"clientActivityID":"`+strings.Repeat("c", 40000)+`"}}`), 400, CodeBadArgument},
 		{"body over 256 KB", post(convA+"/activities", a.Token, huge), 413, CodeMessageSizeTooBig},
 		{"nesting too deep", post(convA+"/activities", a.Token, deep), 400, CodeBadArgument},
 		{"no Authorization", post(convA+"/activities", "", `{"type":"message"}`), 401, CodeUnauthorized},
@@ -170,5 +175,46 @@ func TestBadInput(t *testing.T) {
 	acts, _ := e.history(a.Token, a.ConversationID, "")
 	if len(acts) == 0 || acts[len(acts)-1]["id"] != id {
 		t.Fatalf("after the bad input: %v", acts)
+	}
+}
+
+// TestClientSpeaksForTheUser: an activity posted through the client API is the user's, whatever
+// from.role it claims; a bot posts through the Bot Connector API.
+func TestClientSpeaksForTheUser(t *testing.T) {
+	e := newEnv(t)
+	conv := e.startConversation("u1")
+	for _, from := range []map[string]string{{"role": "bot"}, {"id": "u1", "role": "bot"}, {"id": "u1", "role": "skill"}} {
+		e.post(conv.Token, conv.ConversationID, map[string]any{"type": "message", "text": "hi", "from": from})
+	}
+	acts, _ := e.history(conv.Token, conv.ConversationID, "")
+	for _, a := range acts {
+		if from := a["from"].(map[string]any); from["role"] != "user" || from["id"] != "u1" {
+			t.Errorf("stored from %v, want the user u1", from)
+		}
+	}
+}
+
+// TestBodyEndingEarly: a body shorter than its Content-Length (the client hung up) is the
+// client's fault: 400, not a 500 logged as the service's error.
+func TestBodyEndingEarly(t *testing.T) {
+	var logs syncBuffer
+	e := newEnv(t, func(o *Options) { o.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
+	conv := e.startConversation("u1")
+	conn, err := net.Dial("tcp", e.ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := `{"type":"message","text":"cut`
+	fmt.Fprintf(conn, "POST %s/conversations/%s/activities HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n%s",
+		BasePath, conv.ConversationID, conv.Token, body)
+	conn.(*net.TCPConn).CloseWrite()
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || strings.Contains(logs.String(), "level=ERROR") {
+		t.Fatalf("status %d, log:\n%s", resp.StatusCode, logs.String())
 	}
 }

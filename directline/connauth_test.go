@@ -143,3 +143,29 @@ func TestConnectorAuthWithoutAppID(t *testing.T) {
 	// The client API is not affected by the connector's allow list.
 	strict.post(c2.Token, c2.ConversationID, map[string]any{"type": "message", "text": "still fine"})
 }
+
+// TestConnectorAllowBehindAProxy: a call from an allowed network that a proxy forwarded for
+// another client (X-Forwarded-For, X-Real-IP, Forwarded) is admitted only when every client it
+// names is allowed too: behind a reverse proxy on the same host every call comes from loopback.
+func TestConnectorAllowBehindAProxy(t *testing.T) {
+	e := newEnv(t)
+	conv := e.startConversation("u1")
+	for _, tc := range []struct {
+		header map[string]string
+		status int
+	}{
+		{nil, http.StatusOK},
+		{map[string]string{"X-Forwarded-For": "127.0.0.1"}, http.StatusOK},
+		{map[string]string{"X-Forwarded-For": "203.0.113.5"}, http.StatusForbidden},
+		{map[string]string{"X-Forwarded-For": "127.0.0.1, 203.0.113.5"}, http.StatusForbidden},
+		{map[string]string{"X-Real-IP": "203.0.113.5"}, http.StatusForbidden},
+		{map[string]string{"Forwarded": `for="[::1]:4711";proto=http`}, http.StatusOK},
+		{map[string]string{"Forwarded": "for=127.0.0.1, for=203.0.113.5"}, http.StatusForbidden},
+		{map[string]string{"Forwarded": "for=unknown"}, http.StatusForbidden},
+	} {
+		r := e.do(request{method: http.MethodGet, path: e.connectorURL("conversations", conv.ConversationID, "members"), header: tc.header})
+		if r.status != tc.status {
+			t.Errorf("%v: status %d, want %d", tc.header, r.status, tc.status)
+		}
+	}
+}

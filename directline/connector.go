@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -43,6 +44,40 @@ func (s *Server) connectorRoutes(e *echo.Echo) {
 	a.GET("/:attachmentId/views/:viewId", s.getAttachmentView)
 }
 
+// fromAllowedNetwork reports whether r, and every client a proxy says it forwarded r for
+// (X-Forwarded-For, X-Real-IP, Forwarded's for=), is on an allowed network. Behind a reverse
+// proxy on the same host every call arrives from loopback, and only those headers tell a remote
+// client from a bot on the host; a value that is not an address ("unknown") is not allowed.
+func (s *Server) fromAllowedNetwork(r *http.Request) bool {
+	if !s.allow.Allowed(r.RemoteAddr) {
+		return false
+	}
+	var forwarded []string
+	for _, v := range r.Header.Values("X-Forwarded-For") {
+		forwarded = append(forwarded, strings.Split(v, ",")...)
+	}
+	forwarded = append(forwarded, r.Header.Values("X-Real-Ip")...)
+	for _, v := range r.Header.Values("Forwarded") {
+		for _, elem := range strings.Split(v, ",") {
+			for _, pair := range strings.Split(elem, ";") {
+				if k, addr, ok := strings.Cut(strings.TrimSpace(pair), "="); ok && strings.EqualFold(k, "for") {
+					forwarded = append(forwarded, strings.Trim(addr, `"`))
+				}
+			}
+		}
+	}
+	for _, addr := range forwarded {
+		addr = strings.TrimSpace(addr)
+		if strings.HasPrefix(addr, "[") && strings.HasSuffix(addr, "]") {
+			addr = addr[1 : len(addr)-1] // [2001:db8::1] without a port
+		}
+		if !s.allow.Allowed(addr) {
+			return false
+		}
+	}
+	return true
+}
+
 // connectorAuth admits a bot's call (DIRECTLINE.md §2.3, §4 point 11): with a validator, a valid
 // bearer JWT (ErrUnauthorized when missing, forged or expired); without one, any call from an
 // allowed network (ErrForbidden otherwise), as bots without an app id send no token.
@@ -50,7 +85,7 @@ func (s *Server) connectorAuth(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
 		if s.validator == nil {
-			if !s.allow.Allowed(r.RemoteAddr) {
+			if !s.fromAllowedNetwork(r) {
 				return ErrForbidden.Msg("unauthenticated Bot Connector calls are accepted only from %s", s.allow)
 			}
 			return next(c)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -144,6 +145,9 @@ func toError(err error) (*Error, bool) {
 	case errors.Is(err, context.Canceled):
 		// The client went away; nobody reads the answer.
 		return ErrServiceUnavailable.Msg("request canceled"), true
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		// The body ended before its Content-Length: the client hung up or sent too little.
+		return ErrBadArgument.Msg("the request body ended early"), true
 	case errors.As(err, &httpErr):
 		switch httpErr.Code {
 		case http.StatusNotFound:

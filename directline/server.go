@@ -416,3 +416,7 @@ func conversationParam(c echo.Context) (string, error) {
 
 // maxIDLength bounds ids taken from paths and bodies (conversation, user, attachment).
 const maxIDLength = 256
+
+// maxClientActivityIDLength bounds a client's channelData.clientActivityID, which the store
+// indexes for the resend dedupe (Web Chat's are a few dozen bytes).
+const maxClientActivityIDLength = 1024

@@ -282,7 +282,7 @@ func (c *wsConn) writeDue(keepAlive, ping bool) bool {
 			break
 		}
 		if err := c.writeFrame(items); err != nil {
-			c.fail()
+			c.fail(err)
 			return false
 		}
 	}
@@ -294,14 +294,14 @@ func (c *wsConn) writeDue(keepAlive, ping bool) bool {
 		if send {
 			c.ws.SetWriteDeadline(time.Now().Add(c.hub.opts.WriteTimeout))
 			if err := c.ws.WriteMessage(websocket.TextMessage, nil); err != nil {
-				c.fail()
+				c.fail(err)
 				return false
 			}
 		}
 	}
 	if ping {
 		if err := c.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(c.hub.opts.WriteTimeout)); err != nil {
-			c.fail()
+			c.fail(err)
 			return false
 		}
 	}
@@ -366,8 +366,19 @@ func (c *wsConn) close(err error) {
 	c.ws.SetReadDeadline(time.Now().Add(closeGrace))
 }
 
-// fail drops the connection after a failed write; the reader then ends.
-func (c *wsConn) fail() {
+// fail drops the connection after a failed write; the reader then ends. A write that ran out of
+// time is a client that stopped reading: a slow consumer whose full socket no close frame can
+// get through, so it is counted as one.
+func (c *wsConn) fail(err error) {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		c.mu.Lock()
+		if c.reason == "" {
+			c.reason = "slow_consumer"
+		}
+		c.mu.Unlock()
+		c.hub.obs.SlowConsumer()
+	}
 	c.ws.NetConn().Close()
 }
 

@@ -281,6 +281,26 @@ func TestOnCommitNeverBlocksOnStuckClientInvariant7(t *testing.T) {
 	e.waitConnections(0)
 }
 
+// A client that stops reading before its queue fills is dropped when a write runs out of time,
+// and counted as a slow consumer: its full socket takes no close frame, so it cannot be told 1013.
+func TestStuckClientCountsAsSlowConsumer(t *testing.T) {
+	e := newEnv(t, Options{QueueSize: 1 << 20, WriteTimeout: 50 * time.Millisecond}, true)
+	e.dialRaw(q("c"), &websocket.Dialer{NetDialContext: smallReadBuffer})
+	e.waitConnections(1)
+	big := strings.Repeat("z", 16<<10)
+	for e.hub.Subscribers("c") == 1 {
+		e.log.append("c", message(big), false)
+		time.Sleep(time.Millisecond)
+	}
+	e.waitConnections(0)
+	waitFor(t, func() bool { return slices.Contains(e.obs.reasons(), "slow_consumer") }, "slow_consumer disconnect")
+	e.obs.mu.Lock()
+	defer e.obs.mu.Unlock()
+	if e.obs.slow != 1 {
+		t.Fatalf("SlowConsumer observed %d times, want 1", e.obs.slow)
+	}
+}
+
 // The client's frames (DLJS sends an empty one every 20 s) are ignored; the stream stays open.
 func TestClientFramesIgnored(t *testing.T) {
 	e := newEnv(t, Options{}, false)
