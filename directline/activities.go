@@ -102,10 +102,23 @@ func (s *Server) postActivity(c echo.Context) error {
 	return writeResourceResponse(c, activityID)
 }
 
+// declaredTooLarge is the *http.MaxBytesError of a body whose Content-Length is over limit,
+// answered before any of it is read: a client that sent "Expect: 100-continue" (curl does for
+// large bodies) then gets the 413 instead of a "100 Continue" and a reset connection.
+func declaredTooLarge(r *http.Request, limit int64) error {
+	if r.ContentLength > limit {
+		return &http.MaxBytesError{Limit: limit}
+	}
+	return nil
+}
+
 // readBody reads a request body of at most limit bytes: errors are those of io.ReadAll on
 // http.MaxBytesReader (*http.MaxBytesError past the limit). A body with a Content-Length within
 // the limit is read into one buffer of that length instead of a growing one.
 func readBody(r *http.Request, limit int64) ([]byte, error) {
+	if err := declaredTooLarge(r, limit); err != nil {
+		return nil, err
+	}
 	body := http.MaxBytesReader(nil, r.Body, limit)
 	if r.ContentLength <= 0 || r.ContentLength > limit {
 		return io.ReadAll(body)

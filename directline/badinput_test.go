@@ -218,3 +218,28 @@ func TestBodyEndingEarly(t *testing.T) {
 		t.Fatalf("status %d, log:\n%s", resp.StatusCode, logs.String())
 	}
 }
+
+// TestOversizedBodyRefusedBeforeItIsSent: a body declared over the limit with "Expect:
+// 100-continue" (curl's way with large bodies) gets the 413 at once, not a "100 Continue" for a
+// body that would then be cut off.
+func TestOversizedBodyRefusedBeforeItIsSent(t *testing.T) {
+	e := newEnv(t)
+	conv := e.startConversation("u1")
+	for _, path := range []string{"/activities", "/upload"} {
+		conn, err := net.Dial("tcp", e.ts.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(conn, "POST %s/conversations/%s%s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n",
+			BasePath, conv.ConversationID, path, conv.Token, 1<<30)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		conn.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Errorf("%s: first answer %d, want 413", path, resp.StatusCode)
+		}
+	}
+}

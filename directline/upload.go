@@ -64,7 +64,11 @@ func (s *Server) upload(c echo.Context) error {
 		return ErrBadArgument.Msg("userId is longer than %d characters", maxIDLength)
 	}
 	r := c.Request()
-	body := http.MaxBytesReader(nil, r.Body, maxUploadFiles*s.maxUpload+s.maxAct+multipartOverhead)
+	limit := maxUploadFiles*s.maxUpload + s.maxAct + multipartOverhead
+	if err := declaredTooLarge(r, limit); err != nil {
+		return err
+	}
+	body := http.MaxBytesReader(nil, r.Body, limit)
 	var (
 		a     *activity.Activity
 		files []uploadedFile
