@@ -225,13 +225,21 @@ func TestBodyEndingEarly(t *testing.T) {
 func TestOversizedBodyRefusedBeforeItIsSent(t *testing.T) {
 	e := newEnv(t)
 	conv := e.startConversation("u1")
-	for _, path := range []string{"/activities", "/upload"} {
+	for _, tc := range []struct {
+		path, contentType string
+		length            int64
+	}{
+		{"/activities", "application/json", DefaultMaxActivityBytes + 1},
+		{"/upload", "multipart/form-data; boundary=b", 1 << 30},
+		// A raw body is one file: over the file limit is too large already.
+		{"/upload", "text/plain", DefaultMaxUploadBytes + 1},
+	} {
 		conn, err := net.Dial("tcp", e.ts.Listener.Addr().String())
 		if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(conn, "POST %s/conversations/%s%s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n",
-			BasePath, conv.ConversationID, path, conv.Token, 1<<30)
+		fmt.Fprintf(conn, "POST %s/conversations/%s%s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: %s\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n",
+			BasePath, conv.ConversationID, tc.path, conv.Token, tc.contentType, tc.length)
 		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 		conn.Close()
 		if err != nil {
@@ -239,7 +247,7 @@ func TestOversizedBodyRefusedBeforeItIsSent(t *testing.T) {
 		}
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusRequestEntityTooLarge {
-			t.Errorf("%s: first answer %d, want 413", path, resp.StatusCode)
+			t.Errorf("%s, %s, %d bytes: first answer %d, want 413", tc.path, tc.contentType, tc.length, resp.StatusCode)
 		}
 	}
 }

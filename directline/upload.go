@@ -64,16 +64,22 @@ func (s *Server) upload(c echo.Context) error {
 		return ErrBadArgument.Msg("userId is longer than %d characters", maxIDLength)
 	}
 	r := c.Request()
-	limit := maxUploadFiles*s.maxUpload + s.maxAct + multipartOverhead
+	mt, params, mtErr := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType))
+	multipart := mtErr == nil && mt == "multipart/form-data"
+	// A raw body is one file, so its Content-Length alone can exceed what it may be.
+	limit := s.maxUpload
+	if multipart {
+		limit = maxUploadFiles*s.maxUpload + s.maxAct + multipartOverhead
+	}
 	if err := declaredTooLarge(r, limit); err != nil {
 		return err
 	}
-	body := http.MaxBytesReader(nil, r.Body, limit)
+	body := http.MaxBytesReader(nil, r.Body, maxUploadFiles*s.maxUpload+s.maxAct+multipartOverhead)
 	var (
 		a     *activity.Activity
 		files []uploadedFile
 	)
-	if mt, params, err := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType)); err == nil && mt == "multipart/form-data" {
+	if multipart {
 		a, files, err = s.readMultipart(body, params["boundary"])
 		if err != nil {
 			return err
