@@ -66,15 +66,16 @@ func (s *Server) upload(c echo.Context) error {
 	r := c.Request()
 	mt, params, mtErr := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType))
 	multipart := mtErr == nil && mt == "multipart/form-data"
+	whole := maxUploadFiles*s.maxUpload + s.maxAct + multipartOverhead
 	// A raw body is one file, so its Content-Length alone can exceed what it may be.
-	limit := s.maxUpload
+	declared := s.maxUpload
 	if multipart {
-		limit = maxUploadFiles*s.maxUpload + s.maxAct + multipartOverhead
+		declared = whole
 	}
-	if err := declaredTooLarge(r, limit); err != nil {
+	if err := declaredTooLarge(r, declared); err != nil {
 		return err
 	}
-	body := http.MaxBytesReader(nil, r.Body, maxUploadFiles*s.maxUpload+s.maxAct+multipartOverhead)
+	body := http.MaxBytesReader(nil, r.Body, whole)
 	var (
 		a     *activity.Activity
 		files []uploadedFile
