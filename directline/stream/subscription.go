@@ -158,7 +158,7 @@ func (s *Subscription) push(items []*item) bool {
 		s.queue = nil
 		s.mu.Unlock()
 		s.hub.obs.SlowConsumer()
-		s.hub.log.Warn("stream: slow consumer disconnected", "conversation", s.conversationID)
+		s.hub.log.Warn("stream: slow consumer disconnected", "conversation", s.conversationID, "cause", "queue full")
 		s.wake()
 		return false
 	}

@@ -378,6 +378,7 @@ func (c *wsConn) fail(err error) {
 		}
 		c.mu.Unlock()
 		c.hub.obs.SlowConsumer()
+		c.hub.log.Warn("stream: slow consumer disconnected", "conversation", c.sub.conversationID, "cause", "write timeout")
 	}
 	c.ws.NetConn().Close()
 }

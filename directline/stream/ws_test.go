@@ -3,6 +3,7 @@ package stream
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
@@ -284,7 +285,8 @@ func TestOnCommitNeverBlocksOnStuckClientInvariant7(t *testing.T) {
 // A client that stops reading before its queue fills is dropped when a write runs out of time,
 // and counted as a slow consumer: its full socket takes no close frame, so it cannot be told 1013.
 func TestStuckClientCountsAsSlowConsumer(t *testing.T) {
-	e := newEnv(t, Options{QueueSize: 1 << 20, WriteTimeout: 50 * time.Millisecond}, true)
+	var logs logLines
+	e := newEnv(t, Options{QueueSize: 1 << 20, WriteTimeout: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))}, true)
 	e.dialRaw(q("c"), &websocket.Dialer{NetDialContext: smallReadBuffer})
 	e.waitConnections(1)
 	big := strings.Repeat("z", 16<<10)
@@ -299,6 +301,28 @@ func TestStuckClientCountsAsSlowConsumer(t *testing.T) {
 	if e.obs.slow != 1 {
 		t.Fatalf("SlowConsumer observed %d times, want 1", e.obs.slow)
 	}
+	// The operator learns why a client lost its stream without reading metrics.
+	if got := logs.String(); !strings.Contains(got, "slow consumer disconnected") || !strings.Contains(got, "conversation=c") {
+		t.Fatalf("log lacks the slow consumer's disconnect:\n%s", got)
+	}
+}
+
+// logLines collects a handler's output; the hub logs from its connections' goroutines.
+type logLines struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logLines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }
 
 // The client's frames (DLJS sends an empty one every 20 s) are ignored; the stream stays open.
