@@ -5,8 +5,10 @@
 //
 // Lossless means: every member the service does not model (localTimestamp, localTimezone, value,
 // name, suggestedActions, ...) and everything inside channelData and entities is kept as the raw
-// JSON that arrived and written back unchanged. Only members whose value is JSON null are dropped,
-// as Web Chat treats null like absent.
+// JSON that arrived and written back unchanged. Only the modelled members (type, id, timestamp,
+// channelId, serviceUrl, replyToId, text, from, recipient, conversation, channelData, entities,
+// attachments) are dropped when their value is JSON null, as Web Chat treats those like absent;
+// any other member keeps a null as sent.
 package activity
 
 import (

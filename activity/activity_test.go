@@ -120,14 +120,30 @@ func TestDecodeErrors(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	if err := (&Activity{}).Validate(); err == nil {
-		t.Error("activity without type validated")
+	tests := []struct {
+		name  string
+		a     Activity
+		field string // "" = valid
+	}{
+		{"message", Activity{Type: "message"}, ""},
+		{"no type", Activity{}, "type"},
+		{"overlong type", Activity{Type: strings.Repeat("x", 65)}, "type"},
+		{"object entities", Activity{Type: "message", Entities: []json.RawMessage{json.RawMessage(` {"type":"x"}`), json.RawMessage(`{}`)}}, ""},
+		{"null entity", Activity{Type: "message", Entities: []json.RawMessage{json.RawMessage(`{}`), json.RawMessage(`null`)}}, "entities[1]"},
+		{"string entity", Activity{Type: "message", Entities: []json.RawMessage{json.RawMessage(`"x"`)}}, "entities[0]"},
+		{"array entity", Activity{Type: "message", Entities: []json.RawMessage{json.RawMessage(`[{}]`)}}, "entities[0]"},
 	}
-	if err := (&Activity{Type: strings.Repeat("x", 65)}).Validate(); err == nil {
-		t.Error("overlong type validated")
-	}
-	if err := (&Activity{Type: "message"}).Validate(); err != nil {
-		t.Errorf("message: %v", err)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.a.Validate()
+			var fe *FieldError
+			switch {
+			case tc.field == "" && err != nil:
+				t.Fatalf("got %v, want valid", err)
+			case tc.field != "" && (!errors.As(err, &fe) || fe.Field != tc.field):
+				t.Fatalf("got %v, want a FieldError on %s", err, tc.field)
+			}
+		})
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/directline-go/directline/activity/jsonscan"
 )
 
 // Channel-data members this service reads or writes.
@@ -119,14 +121,20 @@ func (a *Activity) LocalTimestamp() string {
 // Direct Line delivers those live only, never in history (DESIGN invariant 8).
 func (a *Activity) IsTyping() bool { return a.Type == TypeTyping }
 
-// Validate checks what every activity posted to the service needs: a type.
-// Errors are *FieldError.
+// Validate checks what every activity posted to the service needs: a type, and entities that
+// are JSON objects (the Bot Framework schema's Entity; Web Chat reads each entity's members, and a
+// null entry throws in its readers). Errors are *FieldError.
 func (a *Activity) Validate() error {
 	if a.Type == "" {
 		return &FieldError{Field: "type", Reason: "is required"}
 	}
 	if len(a.Type) > 64 {
 		return &FieldError{Field: "type", Reason: fmt.Sprintf("is longer than %d characters", 64)}
+	}
+	for i, e := range a.Entities {
+		if t := jsonscan.TrimSpace(e); len(t) == 0 || t[0] != '{' {
+			return &FieldError{Field: fmt.Sprintf("entities[%d]", i), Reason: "must be a JSON object"}
+		}
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -112,16 +113,21 @@ func declaredTooLarge(r *http.Request, limit int64) error {
 	return nil
 }
 
-// readBody reads a request body of at most limit bytes: errors are those of io.ReadAll on
-// http.MaxBytesReader (*http.MaxBytesError past the limit). A body with a Content-Length within
-// the limit is read into one buffer of that length instead of a growing one.
+// readBody reads a JSON request body of at most limit bytes: errors are those of io.ReadAll on
+// http.MaxBytesReader (*http.MaxBytesError past the limit), and ErrBadArgument for a body that
+// is not UTF-8 (see checkUTF8). A body with a Content-Length within the limit is read into one
+// buffer of that length instead of a growing one.
 func readBody(r *http.Request, limit int64) ([]byte, error) {
 	if err := declaredTooLarge(r, limit); err != nil {
 		return nil, err
 	}
 	body := http.MaxBytesReader(nil, r.Body, limit)
 	if r.ContentLength <= 0 || r.ContentLength > limit {
-		return io.ReadAll(body)
+		buf, err := io.ReadAll(body)
+		if err != nil {
+			return nil, err
+		}
+		return buf, checkUTF8(buf)
 	}
 	buf := make([]byte, r.ContentLength)
 	if _, err := io.ReadFull(body, buf); err != nil {
@@ -130,7 +136,26 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 		}
 		return nil, err
 	}
-	return buf, nil
+	return buf, checkUTF8(buf)
+}
+
+// checkUTF8 refuses JSON that is not UTF-8 (RFC 8259 §8.1), with ErrBadArgument naming the first
+// bad byte. Kept, such bytes would reach every stream of the conversation, where browsers and
+// other strict WebSocket clients drop the connection on the first frame that holds them; and
+// decoded, distinct values would read alike (two clientActivityIDs both U+FFFD).
+func checkUTF8(body []byte) error {
+	if utf8.Valid(body) {
+		return nil
+	}
+	i := 0
+	for i < len(body) {
+		r, n := utf8.DecodeRune(body[i:])
+		if r == utf8.RuneError && n == 1 {
+			break
+		}
+		i += n
+	}
+	return ErrBadArgument.Msg("the body is not valid UTF-8 (byte %d)", i)
 }
 
 // conversationRequest authenticates a request on /conversations/{id}/... and checks that the

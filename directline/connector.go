@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -129,7 +128,7 @@ func (s *Server) connectorConversation(c echo.Context) (store.Conversation, erro
 
 // readJSON reads a JSON request body of at most limit bytes into v.
 func readJSON(c echo.Context, limit int64, v any) error {
-	body, err := io.ReadAll(http.MaxBytesReader(nil, c.Request().Body, limit))
+	body, err := readBody(c.Request(), limit)
 	if err != nil {
 		return err
 	}
@@ -281,7 +280,7 @@ func (s *Server) sendConversationHistory(c echo.Context) error {
 	var transcript struct {
 		Activities []*activity.Activity `json:"activities"`
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(nil, c.Request().Body, s.maxUpload))
+	body, err := readBody(c.Request(), s.maxUpload)
 	if err != nil {
 		return err
 	}
@@ -468,7 +467,7 @@ type conversationResourceResponse struct {
 // with the secret through GET /v3/directline/conversations/{id}.
 func (s *Server) createConversation(c echo.Context) error {
 	var p conversationParameters
-	body, err := io.ReadAll(http.MaxBytesReader(nil, c.Request().Body, s.maxAct))
+	body, err := readBody(c.Request(), s.maxAct)
 	if err != nil {
 		return err
 	}

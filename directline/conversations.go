@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/url"
 	"time"
@@ -55,7 +54,7 @@ func (p *tokenParameters) userID() string {
 // readParams decodes the optional tokenParameters body. An empty body or JSON null means none.
 func readParams(r *http.Request) (tokenParameters, error) {
 	var p tokenParameters
-	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxParamsBytes))
+	body, err := readBody(r, maxParamsBytes)
 	if err != nil {
 		return p, err
 	}

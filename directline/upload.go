@@ -148,6 +148,9 @@ func (s *Server) readMultipart(body io.Reader, boundary string) (*activity.Activ
 			if err != nil {
 				return nil, nil, err
 			}
+			if err := checkUTF8(data); err != nil {
+				return nil, nil, err
+			}
 			if a, err = activity.Decode(data); err != nil {
 				return nil, nil, err
 			}
