@@ -113,6 +113,9 @@ func declaredTooLarge(r *http.Request, limit int64) error {
 	return nil
 }
 
+// typeContactRelationUpdate is an activity type Direct Line does not support (DIRECTLINE.md §1.6).
+const typeContactRelationUpdate = "contactRelationUpdate"
+
 // readBody reads a JSON request body of at most limit bytes: errors are those of io.ReadAll on
 // http.MaxBytesReader (*http.MaxBytesError past the limit), and ErrBadArgument for a body that
 // is not UTF-8 (see checkUTF8). A body with a Content-Length within the limit is read into one
@@ -185,9 +188,10 @@ func (s *Server) conversationRequest(c echo.Context) (credential, string, error)
 //
 // Delivery (DIRECTLINE.md §2.1, field cases R07, R17): the stored activity, with the id, timestamp
 // and sequence id clients see, is POSTed to the bot once. Before a user's first activity the bot
-// gets one conversationUpdate adding that user, unless the user was known when the conversation
-// started. A client-sent conversationUpdate is stored and echoed but not forwarded: only the
-// service tells the bot who joined. The wait for the bot is ackTimeout (0 = the bot's default);
+// gets one conversationUpdate adding that user (and the bot, when the conversation was never
+// started), unless they were announced already. conversationUpdate and contactRelationUpdate are
+// ErrBadArgument: only the service tells the bot who joined, and clients never see either type
+// (DIRECTLINE.md §1.6). The wait for the bot is ackTimeout (0 = the bot's default);
 // a bot still working then is not an error.
 //
 // Errors: ErrMissingProperty (no type, no from.id), ErrBadArgument, store errors, bot errors (the
@@ -195,6 +199,9 @@ func (s *Server) conversationRequest(c echo.Context) (credential, string, error)
 func (s *Server) post(ctx context.Context, cred credential, conv store.Conversation, a *activity.Activity, fallbackUser string, ackTimeout time.Duration) (string, error) {
 	if err := a.Validate(); err != nil {
 		return "", err
+	}
+	if a.Type == activity.TypeConversationUpdate || a.Type == typeContactRelationUpdate {
+		return "", ErrBadArgument.Msg("%s activities come from the service, not from clients; send an event activity instead", a.Type)
 	}
 	if a.From == nil {
 		a.From = &activity.ChannelAccount{}
@@ -228,7 +235,7 @@ func (s *Server) post(ctx context.Context, cred credential, conv store.Conversat
 	if err != nil {
 		return "", err
 	}
-	if s.bot == nil || a.Type == activity.TypeConversationUpdate {
+	if s.bot == nil {
 		return res.Activity.ID, nil
 	}
 	undelivered := propUndeliveredPrefix + res.Activity.ID

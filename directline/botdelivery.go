@@ -118,13 +118,19 @@ func member(a *activity.ChannelAccount) store.Member {
 	return store.Member{ID: a.ID, Name: a.Name, Role: a.Role}
 }
 
-// startMembers are the members a conversation starts with: the bot, and the user when known.
-func (s *Server) startMembers(conv store.Conversation, user string) []store.Member {
-	members := []store.Member{member(s.botAccount(conv))}
-	if user != "" {
-		members = append(members, store.Member{ID: user, Role: activity.RoleUser})
+// addMembers adds to cv the members a conversation has once started, the bot and then user
+// (when not ""), each unless present, and returns the ones it added: the membersAdded of the
+// conversationUpdate that announces them, so that the bot hears of each member once.
+func (s *Server) addMembers(cv *store.Conversation, user store.Member) []store.Member {
+	var added []store.Member
+	if !hasBot(cv.Members) {
+		added = append(added, member(s.botAccount(*cv)))
 	}
-	return members
+	if user.ID != "" && !containsMember(cv.Members, user.ID) && !containsMember(added, user.ID) {
+		added = append(added, user)
+	}
+	cv.Members = append(cv.Members, added...)
+	return added
 }
 
 // conversationUpdate is the activity that tells the bot who joined (DIRECTLINE.md §1.5). It is
@@ -170,28 +176,35 @@ func (s *Server) sendConversationUpdate(ctx context.Context, conv store.Conversa
 }
 
 // joinUser adds user to the conversation's members if absent and then sends the bot one
-// conversationUpdate with [user], before the user's first activity (field case R17 case B). The
+// conversationUpdate with [user], before the user's first activity (field case R17 case B); with
+// [bot, user] when the conversation was never started, so the bot is announced too. The
 // membership change is one store transaction, so concurrent first activities send one update.
 func (s *Server) joinUser(ctx context.Context, conv store.Conversation, user *activity.ChannelAccount) (store.Conversation, error) {
-	if containsMember(conv.Members, user.ID) {
+	if containsMember(conv.Members, user.ID) && hasBot(conv.Members) {
 		return conv, nil
 	}
 	m := store.Member{ID: user.ID, Name: user.Name, Role: activity.RoleUser}
-	var added bool
+	var added []store.Member
 	conv, err := s.store.UpdateConversation(ctx, conv.ID, func(cv *store.Conversation) error {
-		added = !containsMember(cv.Members, m.ID)
-		if added {
-			cv.Members = append(cv.Members, m)
-		}
+		added = s.addMembers(cv, m)
 		return nil
 	})
 	if err != nil {
 		return conv, err
 	}
-	if added {
-		s.sendConversationUpdate(ctx, conv, []store.Member{m}, m.ID)
-	}
+	s.sendConversationUpdate(ctx, conv, added, m.ID)
 	return conv, nil
+}
+
+// hasBot reports whether the bot is among ms. By role, not id: the bot's id may be learnt after it
+// was announced (propBotID), and it is announced once.
+func hasBot(ms []store.Member) bool {
+	for _, m := range ms {
+		if m.Role == activity.RoleBot {
+			return true
+		}
+	}
+	return false
 }
 
 func containsMember(ms []store.Member, id string) bool {

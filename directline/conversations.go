@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/directline-go/directline/activity"
 	"github.com/directline-go/directline/activity/jsonscan"
 	"github.com/directline-go/directline/store"
 )
@@ -136,14 +137,13 @@ func (s *Server) startConversation(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	conv, created, err := s.start(ctx, cred, p)
+	conv, created, added, err := s.start(ctx, cred, p)
 	if err != nil {
 		return err
 	}
-	if created {
-		// The bot learns of the conversation once, when it starts, before anyone can post to it.
-		s.sendConversationUpdate(ctx, conv, conv.Members, boundUser(cred, conv))
-	}
+	// The bot learns of the conversation once, when it starts, of the members not announced yet
+	// (a message posted before the start announced its sender).
+	s.sendConversationUpdate(ctx, conv, added, boundUser(cred, conv))
 	resp, err := s.conversationResponse(conv.ID, boundUser(cred, conv), "-")
 	if err != nil {
 		return err
@@ -155,8 +155,9 @@ func (s *Server) startConversation(c echo.Context) error {
 	return c.JSON(status, resp)
 }
 
-// start creates or starts the conversation and reports whether this call started it.
-func (s *Server) start(ctx context.Context, cred credential, p tokenParameters) (store.Conversation, bool, error) {
+// start creates or starts the conversation and reports whether this call started it, and the
+// members it added.
+func (s *Server) start(ctx context.Context, cred credential, p tokenParameters) (conv store.Conversation, started bool, added []store.Member, err error) {
 	user := cred.user()
 	if user == "" {
 		user = p.userID()
@@ -165,23 +166,23 @@ func (s *Server) start(ctx context.Context, cred credential, p tokenParameters) 
 	if p.Locale != "" {
 		props = map[string]string{"locale": p.Locale}
 	}
+	userMember := store.Member{ID: user, Role: activity.RoleUser}
 	if cred.secret {
 		conv := store.Conversation{ID: newConversationID(), Created: s.tokens.now().UTC(), UserID: user, Started: true,
 			Properties: props, BotEndpoint: p.BotEndpoint}
-		conv.Members = s.startMembers(conv, user)
+		added := s.addMembers(&conv, userMember)
 		conv, _, err := s.store.CreateConversation(ctx, conv)
-		return conv, true, err
+		return conv, true, added, err
 	}
 	id := cred.token.Conv
-	var started bool
 	markStarted := func(cv *store.Conversation) error {
-		started = !cv.Started
+		started, added = !cv.Started, nil
 		cv.Started = true
 		if cv.UserID == "" {
 			cv.UserID = user
 		}
-		if started && len(cv.Members) == 0 {
-			cv.Members = s.startMembers(*cv, cv.UserID)
+		if started {
+			added = s.addMembers(cv, store.Member{ID: cv.UserID, Role: activity.RoleUser})
 		}
 		if p.Locale != "" && cv.Properties["locale"] == "" {
 			cv.Properties = cloneProps(cv.Properties)
@@ -189,21 +190,21 @@ func (s *Server) start(ctx context.Context, cred credential, p tokenParameters) 
 		}
 		return nil
 	}
-	conv, err := s.store.UpdateConversation(ctx, id, markStarted)
+	conv, err = s.store.UpdateConversation(ctx, id, markStarted)
 	if !errors.Is(err, store.ErrConversationNotFound) {
-		return conv, started, err
+		return conv, started, added, err
 	}
 	// A valid token whose conversation is not in the store (for example a new data file): the
 	// token still names it, so create it.
 	fresh := store.Conversation{ID: id, Created: s.tokens.now().UTC(), UserID: user, Started: true, Properties: props}
-	fresh.Members = s.startMembers(fresh, user)
+	freshAdded := s.addMembers(&fresh, userMember)
 	conv, created, err := s.store.CreateConversation(ctx, fresh)
 	if err != nil || created {
-		return conv, created, err
+		return conv, created, freshAdded, err
 	}
 	// Created concurrently by another start: start it like an existing one.
 	conv, err = s.store.UpdateConversation(ctx, id, markStarted)
-	return conv, started, err
+	return conv, started, added, err
 }
 
 // readStartParams reads the body of tokens/generate or conversations and the bot query parameter,

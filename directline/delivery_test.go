@@ -78,7 +78,7 @@ func TestEnvelopeR19(t *testing.T) {
 // TestConversationUpdateR17: case A, the token binds the user: one conversationUpdate with [bot,
 // user] at start. Case B, no user at start: one with [bot] at start and one with [user] right
 // before the user's first activity. Neither case sends another for later messages, a second
-// start, reconnects, refreshes or a client-sent conversationUpdate, and clients never see one.
+// start, reconnects or refreshes; a client may not send one (400), and clients never see one.
 func TestConversationUpdateR17(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
@@ -124,7 +124,11 @@ func TestConversationUpdateR17(t *testing.T) {
 			if user == "" {
 				user = "u_late"
 			}
-			e.post(start.Token, gen.ConversationID, map[string]any{"type": "conversationUpdate", "from": map[string]string{"id": user}})
+			for _, typ := range []string{"conversationUpdate", "contactRelationUpdate"} {
+				r := e.do(request{method: http.MethodPost, path: "/conversations/" + gen.ConversationID + "/activities", auth: start.Token,
+					body: map[string]any{"type": typ, "from": map[string]string{"id": user}, "membersAdded": []map[string]string{{"id": user}}}})
+				mustStatus(t, r, http.StatusBadRequest)
+			}
 			first := e.post(start.Token, gen.ConversationID, map[string]any{"type": "message", "text": "one", "from": map[string]string{"id": user}})
 			if tc.user == "" {
 				join := b.next()
@@ -157,6 +161,59 @@ func TestConversationUpdateR17(t *testing.T) {
 			}
 			if seq := seqOf(t, acts[0]); seq != 1 {
 				t.Fatalf("first activity seq %d, want 1 (the bot's conversationUpdate takes no seq)", seq)
+			}
+		})
+	}
+}
+
+// TestConversationUpdateBeforeStart: a client that posts before starting the conversation (or
+// never starts it, resuming with GET /conversations/{id}) makes the bot hear of the bot and the
+// user once, in one conversationUpdate before the message; a later start announces nobody again.
+func TestConversationUpdateBeforeStart(t *testing.T) {
+	for _, tc := range []struct {
+		name, bound string
+		resume      bool
+	}{
+		{"unbound token", "", false},
+		{"bound token", "dl_dave", false},
+		{"resumed, never started", "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newTestBot(t)
+			e := newBotEnv(t, b.endpoint(), bot.Options{})
+			body := map[string]any{}
+			user := "u7"
+			if tc.bound != "" {
+				body["user"] = map[string]string{"id": tc.bound}
+				user = tc.bound
+			}
+			r := e.do(request{method: http.MethodPost, path: "/tokens/generate", auth: testSecret, body: body})
+			mustStatus(t, r, http.StatusOK)
+			var gen conversationResponse
+			r.decode(t, &gen)
+			tok := gen.Token
+			if tc.resume {
+				r = e.do(request{method: http.MethodGet, path: "/conversations/" + gen.ConversationID + "?watermark=", auth: tok})
+				mustStatus(t, r, http.StatusOK)
+				var rc conversationResponse
+				r.decode(t, &rc)
+				tok = rc.Token
+			}
+			hi := e.post(tok, gen.ConversationID, map[string]any{"type": "message", "text": "hi", "from": map[string]string{"id": user}})
+			cu := b.next()
+			if cu.Type != activity.TypeConversationUpdate || !equalStrings(membersAdded(t, cu), []string{DefaultBotID, user}) {
+				t.Fatalf("before the first message the bot got %s %s, want conversationUpdate [%s %s]", cu.Type, cu.Extra["membersAdded"], DefaultBotID, user)
+			}
+			if m := b.next(); m.ID != hi {
+				t.Fatalf("the bot got %s %q, want the message %s", m.Type, m.ID, hi)
+			}
+			if !tc.resume {
+				r = e.do(request{method: http.MethodPost, path: "/conversations", auth: tok, body: map[string]any{"user": map[string]string{"id": user}}})
+				mustStatus(t, r, http.StatusCreated)
+			}
+			again := e.post(tok, gen.ConversationID, map[string]any{"type": "message", "text": "again", "from": map[string]string{"id": user}})
+			if m := b.next(); m.ID != again {
+				t.Fatalf("the bot got %s %s %q, want only the second message %s", m.Type, m.Extra["membersAdded"], m.ID, again)
 			}
 		})
 	}
