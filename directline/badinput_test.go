@@ -163,6 +163,7 @@ func TestBadInput(t *testing.T) {
 		{"stream with a conversation token", get(convA+"/stream?t="+a.Token, ""), 403, CodeTokenExpired},
 		{"stream credential of another conversation", get(convB+"/stream?t="+streamToken, ""), 403, CodeForbidden},
 		{"stream watermark garbage", get(convA+"/stream?watermark=x&t="+streamToken, ""), 400, CodeBadArgument},
+		{"stream without a WebSocket upgrade", get(convA+"/stream?watermark=-&t="+streamToken, ""), 400, CodeBadArgument},
 		{"log export with a token", get(convA+"/log", a.Token), 403, CodeForbidden},
 		{"log export of an unknown conversation", get("/conversations/nope/log", testSecret), 404, CodeNotFound},
 		{"unknown route", get("/nothing/here", testSecret), 404, CodeNotFound},

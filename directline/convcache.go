@@ -21,7 +21,7 @@ const convCacheGeneration = 4096
 // the store has committed it, and a read that started before a drop does not fill, so a cached
 // value is never older than the last committed write. It assumes, as the Server does, that no one
 // else changes conversation metadata in the same store. The cached values are shared: callers
-// only read them. LastSeq in them is not kept current (nothing in this package reads it). Two
+// only read them. LastSeq in them is not kept current (the reads that need it use Server.current). Two
 // generations bound it like verifiedTokens.
 type convCache struct {
 	store.Store

@@ -245,8 +245,10 @@ func boundUser(cred credential, conv store.Conversation) string {
 }
 
 // reconnect is GET /conversations/{id}?watermark=W: a fresh token and a streamUrl that resumes
-// after W (watermark=- without W). With a secret it is the way to get a token for an existing
-// conversation (R10).
+// after W, or after the newest entry when W is past it. Without the parameter the stream holds
+// only what comes after this request (DIRECTLINE.md §1.2); an empty W (DirectLineJS's first
+// resume) replays everything (watermark=-). With a secret it is the way to get a token for an
+// existing conversation (R10).
 func (s *Server) reconnect(c echo.Context) error {
 	cred, err := s.authenticate(c.Request())
 	if err != nil {
@@ -263,13 +265,16 @@ func (s *Server) reconnect(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	conv, err := s.store.Conversation(c.Request().Context(), id)
+	conv, err := s.current.Conversation(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
 	wm := "-"
-	if ok {
-		wm = formatWatermark(w)
+	switch _, given := c.QueryParams()["watermark"]; {
+	case ok:
+		wm = formatWatermark(min(w, conv.LastSeq))
+	case !given:
+		wm = formatWatermark(conv.LastSeq)
 	}
 	resp, err := s.conversationResponse(conv.ID, boundUser(cred, conv), wm)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -298,8 +299,10 @@ func TestIdempotentResendR07(t *testing.T) {
 	}
 }
 
-// TestStreamResumeR08: streams resume exactly after the watermark in the streamUrl; without one
-// the stream replays the whole history (the hub's documented behaviour, R08 step 6).
+// TestStreamResumeR08: streams resume exactly after the watermark in the streamUrl; with an empty
+// one the stream replays the whole history (the hub's documented behaviour, R08 step 6). Without
+// the parameter it holds only what comes after the reconnect (DIRECTLINE.md §1.2); a watermark
+// past the end resumes from the end, so the client misses nothing that comes later.
 func TestStreamResumeR08(t *testing.T) {
 	e := newEnv(t)
 	conv := e.startConversation("u1")
@@ -307,26 +310,48 @@ func TestStreamResumeR08(t *testing.T) {
 	for _, text := range []string{"U1", "B1", "U2", "B2"} {
 		ids = append(ids, e.post(conv.Token, conv.ConversationID, map[string]any{"type": "message", "text": text}))
 	}
+	const end = -1 // the newest entry's seq, len(ids) as of the subtest's start
 	tests := []struct {
-		watermark string
-		from      int // the replay is ids[from:] as of the subtest's start
+		query  string
+		wantWM string // "" = end
+		from   int    // the replay is ids[from:]; end = nothing
+		// dialWM replaces the streamUrl's watermark before dialing, as a client resuming on its
+		// own might ("" = as given).
+		dialWM string
 	}{
-		{"4", 4},
-		{"1", 1},
-		{"", 0},
+		{"?watermark=4", "4", 4, ""},
+		{"?watermark=1", "1", 1, ""},
+		{"?watermark=", "-", 0, ""},
+		{"", "", end, ""},
+		{"?watermark=99", "", end, ""},
+		{"?watermark=2", "2", end, "99"},
 	}
 	for _, tt := range tests {
-		t.Run("watermark="+tt.watermark, func(t *testing.T) {
-			r := e.do(request{method: http.MethodGet, path: "/conversations/" + conv.ConversationID + "?watermark=" + tt.watermark, auth: conv.Token})
+		t.Run("query="+tt.query+",dial="+tt.dialWM, func(t *testing.T) {
+			r := e.do(request{method: http.MethodGet, path: "/conversations/" + conv.ConversationID + tt.query, auth: conv.Token})
 			mustStatus(t, r, http.StatusOK)
 			var re conversationResponse
 			r.decode(t, &re)
-			wantWM := tt.watermark
+			wantWM := tt.wantWM
 			if wantWM == "" {
-				wantWM = "-"
+				wantWM = strconv.Itoa(len(ids))
+			}
+			if tt.from == end {
+				tt.from = len(ids)
 			}
 			checkStreamURL(t, e, re.StreamURL, conv.ConversationID, wantWM)
-			ws := e.dial(re.StreamURL)
+			streamURL := re.StreamURL
+			if tt.dialWM != "" {
+				u, err := url.Parse(streamURL)
+				if err != nil {
+					t.Fatal(err)
+				}
+				q := u.Query()
+				q.Set("watermark", tt.dialWM)
+				u.RawQuery = q.Encode()
+				streamURL = u.String()
+			}
+			ws := e.dial(streamURL)
 			if want := ids[tt.from:]; len(want) > 0 {
 				got, _ := readActivities(t, ws, len(want))
 				if len(got) != len(want) {
@@ -408,6 +433,12 @@ func TestHistoryPaging(t *testing.T) {
 	page, wm = e.history(conv.Token, conv.ConversationID, wm)
 	if len(page) != 0 || wm != "130" {
 		t.Fatalf("past the end: %d activities, watermark %s", len(page), wm)
+	}
+	// A watermark the service never gave (another data file, a typo) is answered with the end, so
+	// the next poll gets what comes later instead of skipping it.
+	page, wm = e.history(conv.Token, conv.ConversationID, "999")
+	if len(page) != 0 || wm != "130" {
+		t.Fatalf("ahead of the end: %d activities, watermark %s, want 130", len(page), wm)
 	}
 }
 

@@ -159,7 +159,9 @@ type Options struct {
 
 // Server is the Direct Line 3.0 client API. It is an http.Handler.
 type Server struct {
-	store      store.Store
+	store store.Store
+	// current is the store without the metadata cache, for the reads that need LastSeq.
+	current    store.Store
 	hub        StreamHub
 	bot        Bot
 	botID      string
@@ -196,6 +198,7 @@ func New(o Options) (*Server, error) {
 	public.RawQuery, public.Fragment = "", ""
 	s := &Server{
 		store:      &convCache{Store: o.Store},
+		current:    o.Store,
 		hub:        o.Hub,
 		bot:        o.Bot,
 		botID:      o.BotID,

@@ -3,6 +3,7 @@ package directline
 import (
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/labstack/echo/v4"
 )
 
@@ -27,9 +28,16 @@ func (s *Server) stream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.store.Conversation(c.Request().Context(), id); err != nil {
+	if !websocket.IsWebSocketUpgrade(c.Request()) {
+		return ErrBadArgument.Msg("the stream URL takes a WebSocket upgrade request")
+	}
+	conv, err := s.current.Conversation(c.Request().Context(), id)
+	if err != nil {
 		return err
 	}
+	// A watermark past the end (another data file, a mistyped resume) would hide the entries up
+	// to it; from the end, the client gets them, and drops any it has by id.
+	w = min(w, conv.LastSeq)
 	s.hub.ServeWS(c.Response(), c.Request(), id, w, ok, time.Unix(cl.TokenExpires, 0))
 	return nil
 }

@@ -148,7 +148,8 @@ type Store interface {
 	// revision of each non-ephemeral, undeleted activity (at its original place when that is after
 	// watermark, else as the newest revision entry). The returned watermark is the seq of the last
 	// entry looked at, which covers skipped ephemeral entries; with nothing after watermark it is
-	// the conversation's LastSeq (or watermark, if larger). Cost is a cursor seek plus the entries
+	// the conversation's LastSeq, even for a watermark past it, so that a client never skips
+	// entries it has not seen (it drops the ones it has by id). Cost is a cursor seek plus the entries
 	// read, independent of the length of the history before watermark.
 	ReadAfter(ctx context.Context, conversationID string, watermark uint64, limit int) ([]Entry, uint64, error)
 	// ReadLog returns every entry after watermark (ephemeral and superseded revisions included,

@@ -330,7 +330,7 @@ func (s *Store) entry(conversationID string, seq uint64, v []byte) (store.Entry,
 //   - ephemeral entries are skipped (invariant 8, R24) but covered by the watermark.
 //
 // The returned watermark is the seq of the last entry looked at; when the end of the log is
-// reached it is max(LastSeq, watermark). The cost is one cursor seek plus the entries after
+// reached it is LastSeq, also for a watermark past it. The cost is one cursor seek plus the entries after
 // watermark that are looked at (and one lookup per revised activity), whatever the history
 // before watermark. Errors: store.ErrConversationNotFound, store.ErrClosed.
 func (s *Store) ReadAfter(ctx context.Context, conversationID string, watermark uint64, limit int) ([]store.Entry, uint64, error) {
@@ -343,7 +343,7 @@ func (s *Store) ReadAfter(ctx context.Context, conversationID string, watermark 
 		if err != nil {
 			return err
 		}
-		next = watermark
+		next = min(watermark, l.head.seq)
 		for seq := watermark + 1; seq <= l.head.seq && seq > watermark; seq++ {
 			if limit > 0 && len(out) >= limit {
 				return nil
@@ -362,7 +362,7 @@ func (s *Store) ReadAfter(ctx context.Context, conversationID string, watermark 
 				out = append(out, e)
 			}
 		}
-		// The end of the log is reached: next is its last seq (LastSeq) or the watermark.
+		// The end of the log is reached: next is its last seq (LastSeq).
 		return nil
 	})
 	if err != nil {

@@ -35,7 +35,7 @@ func testReadAfter(t *testing.T, f Factory) {
 		{"typing skipped but covered", 1, 1, []uint64{3}, 3},
 		{"only typing left: watermark is LastSeq", 3, 10, []uint64{}, 5},
 		{"at the end", 5, 10, []uint64{}, 5},
-		{"watermark ahead of the log is kept", 9, 10, []uint64{}, 9},
+		{"watermark ahead of the log answers LastSeq", 9, 10, []uint64{}, 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			es, wm := readAfter(t, s, "ra", tc.watermark, tc.limit)
