@@ -193,3 +193,9 @@ const OpExpect Op = "expect"
 // LoadVector reads and decodes one vector file. It checks that the profile is known and that
 // every event has a known op.
 func LoadVector(path string) (*Vector, error) { return loadVector(path) }
+
+// DateParse is JavaScript's Date.parse(s) as V8 computes it (Web Chat runs in Chrome, Edge or
+// Node; WEBCHAT-ORDERING §4 reads timestamps with new Date(timestamp)), in milliseconds since
+// 1970-01-01T00:00:00Z, or NaN where V8 gives NaN. A date-time without an offset is read as UTC,
+// the zone the conformance vectors were recorded in. The replay reads timestamps the same way.
+func DateParse(s string) float64 { return parseDate(s) }

@@ -88,7 +88,10 @@ func TestToNumber(t *testing.T) {
 func generalParseDate(s string) float64 {
 	p := dateParser[string]{s: s}
 	v, ok := p.parse()
-	if !ok || math.Abs(v) > maxTimeValue {
+	if !ok {
+		return legacyDate(s)
+	}
+	if math.Abs(v) > maxTimeValue {
 		return math.NaN()
 	}
 	return v

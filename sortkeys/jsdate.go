@@ -25,12 +25,12 @@ func (n jsNum) isNumber() bool { return n.def && !math.IsNaN(n.v) }
 // maxTimeValue is ECMAScript's TimeClip bound (±8.64e15 ms).
 const maxTimeValue = 8.64e15
 
-// parseDate returns Date.parse(s) for the ISO 8601 forms V8 accepts: YYYY, YYYY-MM, YYYY-MM-DD,
-// optionally followed by T (or t, or a space) HH:mm[:ss[.fraction]] and Z or ±HH:MM / ±HHMM;
-// six-digit signed years too. Like V8 it accepts any day 1–31 in any month (rolling over) and
-// 24:00:00 as the next midnight. A date-time without an offset is read as UTC (the zone of the
-// environment the vectors were recorded in). Anything else, including V8's legacy formats, is
-// NaN.
+// parseDate returns Date.parse(s) as V8 computes it. The ISO 8601 forms are read here: YYYY,
+// YYYY-MM, YYYY-MM-DD, optionally followed by T (or t) HH:mm[:ss[.fraction]] and Z or
+// ±HH:MM / ±HHMM; six-digit signed years too. Like V8 it accepts any day 1–31 in any month
+// (rolling over) and 24:00:00 as the next midnight. A date-time without an offset is read as UTC
+// (the zone of the environment the vectors were recorded in). Any other string goes to
+// legacyDate, V8's reading of its legacy forms.
 func parseDate[T string | []byte](s T) float64 {
 	if len(s) == 24 {
 		if v, ok := parseUTCMillis([]byte(s)); ok {
@@ -39,7 +39,10 @@ func parseDate[T string | []byte](s T) float64 {
 	}
 	p := dateParser[T]{s: s}
 	v, ok := p.parse()
-	if !ok || math.Abs(v) > maxTimeValue {
+	if !ok {
+		return legacyDate(string(s))
+	}
+	if math.Abs(v) > maxTimeValue {
 		return math.NaN()
 	}
 	return v
@@ -112,8 +115,10 @@ func (p *dateParser[T]) parse() (float64, bool) {
 	var hour, minute, sec, ms int
 	offset := 0
 	if p.i < len(p.s) {
+		// A space is legacyDate's: V8 reads the rest as a legacy date, where years below 100
+		// are 19xx or 20xx.
 		c := p.s[p.i]
-		if c != 'T' && c != 't' && c != ' ' {
+		if c != 'T' && c != 't' {
 			return 0, false
 		}
 		p.i++
