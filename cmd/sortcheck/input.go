@@ -65,6 +65,14 @@ type reader struct {
 	shortcut bool
 	// progress, when set, hears how many bytes of data have been read.
 	progress func(done, total int)
+	// sawSet: an ActivitySet was read, so the input is a capture, whose keep-alive frames
+	// ("", {}, {"watermark":...}) carry no activities.
+	sawSet bool
+	// Until then such frames are read as they would be elsewhere (a {} as an activity, a string
+	// as an error), and remembered to be taken back: tentative holds the indexes of the events
+	// they became, frameErr the error of the first string.
+	tentative []int
+	frameErr  error
 }
 
 // ReadLog detects the format of data and returns its events:
@@ -72,7 +80,7 @@ type reader struct {
 //     an ActivitySet {"activities":[...],"watermark":"N"} or a line of the service's log export
 //     {"seq":N,"kind":...,"activity":{...}};
 //   - a JSON array of activities (Bot Framework Emulator .transcript) or of ActivitySets
-//     (a WebSocket capture);
+//     (a WebSocket capture, whose keep-alive frames "", {} and {"watermark":"N"} are skipped);
 //   - a conformance vector {"name",...,"events":[...]}; expect checkpoints are dropped.
 //
 // Activities become incoming events. Errors are *InputError. progress, when not nil, is called
@@ -105,15 +113,18 @@ func readLog(data []byte, shortcut bool, progress func(done, total int)) (*Log, 
 		r.log.Format = FormatTranscript
 		end, err := r.array(data[start:], start, r.element)
 		if err != nil {
-			return nil, err
+			return nil, r.firstError(err)
 		}
 		if skipSep(data, end) != len(data) {
 			return nil, &InputError{Line: r.line(skipSep(data, end)), Reason: "unexpected data after the JSON array"}
 		}
 	default:
 		if err := r.stream(); err != nil {
-			return nil, err
+			return nil, r.firstError(err)
 		}
+	}
+	if err := r.firstError(nil); err != nil {
+		return nil, err
 	}
 	if len(r.log.Events) == 0 {
 		return nil, &InputError{Reason: "no activities"}
@@ -210,8 +221,22 @@ func (r *reader) streamError(err error, base, off int) error {
 
 // element takes one value of a JSON Lines stream or a top-level array.
 func (r *reader) element(raw json.RawMessage, off int) error {
+	frame := isEmptyFrame(raw)
+	if frame && r.sawSet {
+		return nil
+	}
 	if len(raw) == 0 || raw[0] != '{' {
-		return &InputError{Line: r.line(off), Reason: "expected a JSON object (an activity, an ActivitySet or an event)"}
+		err := &InputError{Line: r.line(off), Reason: "expected a JSON object (an activity, an ActivitySet or an event)"}
+		if !frame {
+			return err
+		}
+		if r.frameErr == nil {
+			r.frameErr = err
+		}
+		return nil
+	}
+	if frame {
+		r.tentative = append(r.tentative, len(r.log.Events))
 	}
 	switch {
 	case hasMember(raw, "op"):
@@ -223,10 +248,58 @@ func (r *reader) element(raw json.RawMessage, off int) error {
 		if r.log.Format == FormatTranscript || r.log.Format == FormatJSONLines {
 			r.log.Format = FormatActivitySet
 		}
+		if !r.sawSet {
+			r.sawSet = true
+			r.dropTentative()
+		}
 		return r.activitySet(raw, off)
 	}
 	r.add(sortkeys.Event{Op: sortkeys.OpIncoming, Activity: raw}, off)
 	return nil
+}
+
+// isEmptyFrame reports whether raw could be a keep-alive frame of a WebSocket capture: an empty
+// string, or an object with no member but watermark. An activity always has other members.
+func isEmptyFrame(raw json.RawMessage) bool {
+	raw = jsonscan.TrimSpace(raw)
+	if string(raw) == `""` {
+		return true
+	}
+	if len(raw) == 0 || raw[0] != '{' {
+		return false
+	}
+	other := false
+	_ = jsonscan.Members(raw, func(k, _ []byte) { other = other || string(k) != "watermark" })
+	return !other
+}
+
+// dropTentative takes back the events that keep-alive frames became before the first ActivitySet.
+func (r *reader) dropTentative() {
+	r.frameErr = nil
+	if len(r.tentative) == 0 {
+		return
+	}
+	l, kept, next := r.log, 0, 0
+	for i := range l.Events {
+		if next < len(r.tentative) && r.tentative[next] == i {
+			next++
+			continue
+		}
+		l.Events[kept], l.Lines[kept], l.Columns[kept] = l.Events[i], l.Lines[i], l.Columns[i]
+		kept++
+	}
+	clear(l.Events[kept:])
+	l.Events, l.Lines, l.Columns = l.Events[:kept], l.Lines[:kept], l.Columns[:kept]
+	r.tentative = nil
+}
+
+// firstError is the error to report when reading ended with err (nil when it did not): a string
+// frame's error comes first in the input when no ActivitySet showed that it was a keep-alive.
+func (r *reader) firstError(err error) error {
+	if r.frameErr != nil {
+		return r.frameErr
+	}
+	return err
 }
 
 func (r *reader) add(ev sortkeys.Event, off int) {

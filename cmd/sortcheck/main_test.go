@@ -742,6 +742,7 @@ func FuzzReadLog(f *testing.F) {
 	f.Add(activitySets(cleanActivities))
 	f.Add(vector(cleanActivities))
 	f.Add("[{\"activities\":null}]")
+	f.Add("[{\"activities\":[]},\"\",{}]\n{\"watermark\":\"1\"}")
 	f.Add(`{"seq":1,"kind":"revision","activity":{"type":"typing"}}`)
 	f.Add(`{"events":[{"op":"incoming","activity":{"type":"message"},"OP":"post","at":1e999}]}`)
 	f.Add(`{"events":[{"op":"delete","activityID":"a\u0062","activity":null,"at":-2.5}]}`)
@@ -844,4 +845,52 @@ func FuzzDescription(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) { checkDescription(t, []byte(s)) })
+}
+
+// TestCaptureKeepAliveFrames: in a WebSocket capture, empty keep-alive frames ("", {} and
+// {"watermark":...}) carry no activities, wherever they stand; elsewhere a {} is still an
+// activity and a string still an error.
+func TestCaptureKeepAliveFrames(t *testing.T) {
+	set := func(acts []string, wm string) string {
+		return `{"activities":[` + strings.Join(acts, ",") + `],"watermark":"` + wm + `"}`
+	}
+	first, rest := set(cleanActivities[:1], "1"), set(cleanActivities[1:], "3")
+	for _, tc := range []struct {
+		name, input string
+		// want is the number of activities read, or 0 when the input is an error naming wantErr.
+		want    int
+		wantErr string
+	}{
+		{"array: empty string", "[" + first + `,"",` + rest + "]", 3, ""},
+		{"array: empty object", "[" + first + ",{}," + rest + "]", 3, ""},
+		{"array: watermark only", "[" + first + `,{"watermark":"1"},` + rest + "]", 3, ""},
+		{"array: frames before the first set", `["",{},{"watermark":"0"},` + first + "," + rest + "]", 3, ""},
+		{"lines: frames between sets", first + "\n{}\n\"\"\n{\"watermark\":\"1\"}\n" + rest + "\n", 3, ""},
+		{"lines: frames before the first set", "{}\n\"\"\n" + first + "\n" + rest + "\n", 3, ""},
+		{"activities: a {} is an activity", jsonLines(cleanActivities) + "{}\n", 4, ""},
+		{"activities: a watermark-only object is an activity", transcript(append(slices.Clone(cleanActivities), `{"watermark":"1"}`)), 4, ""},
+		{"activities: a string is an error", "[\n" + cleanActivities[0] + ",\n\"\"\n]", 0, "input line 3: expected a JSON object"},
+		{"activities: the string's error comes first", "\"\"\n" + cleanActivities[0] + "\n{\n", 0, "input line 1: expected a JSON object"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := runWith(t, tc.input, "--json", "--user-id", "u-user")
+			if tc.want == 0 {
+				if res.code != exitUsage || !strings.Contains(res.stderr, tc.wantErr) {
+					t.Fatalf("exit %d, stderr %q; want exit 2 and %q", res.code, res.stderr, tc.wantErr)
+				}
+				return
+			}
+			if res.code == exitUsage {
+				t.Fatalf("exit 2: %s", res.stderr)
+			}
+			r := decodeReport(t, res.stdout)
+			if r.Summary.Activities != tc.want || r.Summary.Events != tc.want {
+				t.Errorf("%d activities in %d events, want %d", r.Summary.Activities, r.Summary.Events, tc.want)
+			}
+			// The frames leave no finding behind, and the activities keep their lines.
+			if tc.want == 3 && len(r.Findings) != 0 {
+				t.Errorf("findings %+v", r.Findings)
+			}
+		})
+	}
 }
