@@ -14,15 +14,19 @@ import (
 	"github.com/directline-go/directline/sortkeys"
 )
 
-// InputError is unusable input: Line is 1-based (0 when the input as a whole is at fault).
+// InputError is unusable input: Line is 1-based (0 when the input as a whole is at fault), Column
+// the 1-based byte column (0 when not given).
 type InputError struct {
-	Line   int
-	Reason string
+	Line, Column int
+	Reason       string
 }
 
 func (e *InputError) Error() string {
-	if e.Line == 0 {
+	switch {
+	case e.Line == 0:
 		return "input: " + e.Reason
+	case e.Column > 0:
+		return fmt.Sprintf("input line %d:%d: %s", e.Line, e.Column, e.Reason)
 	}
 	return fmt.Sprintf("input line %d: %s", e.Line, e.Reason)
 }
@@ -60,7 +64,9 @@ var knownOps = map[sortkeys.Op]bool{
 type reader struct {
 	data     []byte
 	newlines []int
-	log      *Log
+	// oneLine: the input is a single line, where a line number alone does not say where.
+	oneLine bool
+	log     *Log
 	// shortcut takes valid objects of a stream and plain events without encoding/json.
 	shortcut bool
 	// progress, when set, hears how many bytes of data have been read.
@@ -100,6 +106,8 @@ func readLog(data []byte, shortcut bool, progress func(done, total int)) (*Log, 
 			r.newlines = append(r.newlines, i)
 		}
 	}
+	last := len(bytes.TrimRight(data, " \t\r\n"))
+	r.oneLine = len(r.newlines) == 0 || r.newlines[0] >= last
 	// A log of a million events takes about 80 MB of events and lines: sized up front rather
 	// than doubled, fresh memory is touched once. Logs hold an event per line or fewer, and no
 	// event is under 32 bytes of JSON.
@@ -116,7 +124,7 @@ func readLog(data []byte, shortcut bool, progress func(done, total int)) (*Log, 
 			return nil, r.firstError(err)
 		}
 		if skipSep(data, end) != len(data) {
-			return nil, &InputError{Line: r.line(skipSep(data, end)), Reason: "unexpected data after the JSON array"}
+			return nil, r.errAt(skipSep(data, end), "unexpected data after the JSON array")
 		}
 	default:
 		if err := r.stream(); err != nil {
@@ -137,6 +145,18 @@ func readLog(data []byte, shortcut bool, progress func(done, total int)) (*Log, 
 }
 
 func (r *reader) line(off int) int { return 1 + sort.SearchInts(r.newlines, off) }
+
+// column is the 1-based byte column of offset off.
+func (r *reader) column(off int) int { return off - r.lineStart(r.line(off)) + 1 }
+
+// errAt is an InputError at offset off: its line, and its column too in an input of one line.
+func (r *reader) errAt(off int, reason string) *InputError {
+	e := &InputError{Line: r.line(off), Reason: reason}
+	if r.oneLine {
+		e.Column = r.column(off)
+	}
+	return e
+}
 
 // where is the place of Events[i] in the input: "line L", or "line L:C" (C the byte column) when
 // another event starts on that line too, as in an array written on one line.
@@ -176,7 +196,7 @@ func (r *reader) stream() error {
 			return nil
 		}
 		if err != nil {
-			return r.streamError(err, pos, off)
+			return r.streamError(err, off)
 		}
 		n++
 		if done, err := r.value(raw, off, pos+int(dec.InputOffset()), n); done || err != nil {
@@ -190,7 +210,7 @@ func (r *reader) stream() error {
 func (r *reader) value(raw json.RawMessage, off, end, n int) (done bool, err error) {
 	if n == 1 && hasMember(raw, "events") {
 		if rest := skipSep(r.data, end); rest != len(r.data) {
-			return true, &InputError{Line: r.line(rest), Reason: "unexpected data after the conformance vector"}
+			return true, r.errAt(rest, "unexpected data after the conformance vector")
 		}
 		return true, r.vector(raw, off)
 	}
@@ -201,22 +221,37 @@ func (r *reader) value(raw json.RawMessage, off, end, n int) (done bool, err err
 }
 
 // streamError reports a value that does not decode. In JSON Lines a truncated line is only
-// detected on a later line; when the line the value starts on is not valid JSON by itself, that
-// line is reported.
-func (r *reader) streamError(err error, base, off int) error {
-	ie := r.syntax(err, base, off).(*InputError)
-	start := r.line(off)
-	if ie.Line > start {
-		end := len(r.data)
-		if start-1 < len(r.newlines) {
-			end = r.newlines[start-1]
-		}
+// detected on the next line, which is valid JSON by itself: then the line the value starts on is
+// reported, as JSON by itself. In a value written over several lines the error is where it is.
+func (r *reader) streamError(err error, off int) error {
+	ie := r.syntax(err, off).(*InputError)
+	if start := r.line(off); ie.Line > start && json.Valid(r.lineBytes(ie.Line)) {
 		var v json.RawMessage
-		if lerr := json.Unmarshal(r.data[off:end], &v); lerr != nil {
-			return &InputError{Line: start, Reason: "invalid JSON: " + lerr.Error()}
+		lerr := json.Unmarshal(r.lineBytes(start)[off-r.lineStart(start):], &v)
+		at := off
+		if se := (*json.SyntaxError)(nil); errors.As(lerr, &se) {
+			at = off + int(se.Offset) - 1
 		}
+		return r.errAt(at, "invalid JSON: "+lerr.Error())
 	}
 	return ie
+}
+
+// lineStart is the offset where the 1-based line starts.
+func (r *reader) lineStart(line int) int {
+	if line == 1 {
+		return 0
+	}
+	return r.newlines[line-2] + 1
+}
+
+// lineBytes is the 1-based line, without its newline.
+func (r *reader) lineBytes(line int) []byte {
+	end := len(r.data)
+	if line-1 < len(r.newlines) {
+		end = r.newlines[line-1]
+	}
+	return r.data[r.lineStart(line):end]
 }
 
 // element takes one value of a JSON Lines stream or a top-level array.
@@ -226,7 +261,7 @@ func (r *reader) element(raw json.RawMessage, off int) error {
 		return nil
 	}
 	if len(raw) == 0 || raw[0] != '{' {
-		err := &InputError{Line: r.line(off), Reason: "expected a JSON object (an activity, an ActivitySet or an event)"}
+		err := r.errAt(off, "expected a JSON object (an activity, an ActivitySet or an event)")
 		if !frame {
 			return err
 		}
@@ -303,13 +338,9 @@ func (r *reader) firstError(err error) error {
 }
 
 func (r *reader) add(ev sortkeys.Event, off int) {
-	line, start := r.line(off), 0
-	if line > 1 {
-		start = r.newlines[line-2] + 1
-	}
 	r.log.Events = append(r.log.Events, ev)
-	r.log.Lines = append(r.log.Lines, line)
-	r.log.Columns = append(r.log.Columns, off-start+1)
+	r.log.Lines = append(r.log.Lines, r.line(off))
+	r.log.Columns = append(r.log.Columns, r.column(off))
 	if r.progress != nil && len(r.log.Events)%4096 == 0 {
 		r.progress(off, len(r.data))
 	}
@@ -322,7 +353,7 @@ func (r *reader) logEntry(raw json.RawMessage, off int) error {
 		Activity json.RawMessage `json:"activity"`
 	}
 	if err := json.Unmarshal(raw, &e); err != nil || len(e.Activity) == 0 || e.Activity[0] != '{' {
-		return &InputError{Line: r.line(off), Reason: "log entry without an activity object"}
+		return r.errAt(off, "log entry without an activity object")
 	}
 	if r.log.Format == FormatJSONLines {
 		r.log.Format = FormatServiceLog
@@ -342,7 +373,7 @@ func (r *reader) activitySet(raw json.RawMessage, off int) error {
 		}
 		return r.elements(v, voff, func(a json.RawMessage, aoff int) error {
 			if len(a) == 0 || a[0] != '{' {
-				return &InputError{Line: r.line(aoff), Reason: "ActivitySet.activities must hold activity objects"}
+				return r.errAt(aoff, "ActivitySet.activities must hold activity objects")
 			}
 			r.add(sortkeys.Event{Op: sortkeys.OpIncoming, Activity: a}, aoff)
 			return nil
@@ -358,11 +389,11 @@ func (r *reader) event(raw json.RawMessage, off int) error {
 	}
 	if !ok {
 		if err := json.Unmarshal(raw, &ev); err != nil {
-			return &InputError{Line: r.line(off), Reason: "event: " + err.Error()}
+			return r.errAt(off, "event: "+err.Error())
 		}
 	}
 	if !knownOps[ev.Op] {
-		return &InputError{Line: r.line(off), Reason: fmt.Sprintf("unknown op %q", ev.Op)}
+		return r.errAt(off, fmt.Sprintf("unknown op %q", ev.Op))
 	}
 	switch ev.Op {
 	case sortkeys.OpExpect:
@@ -370,7 +401,7 @@ func (r *reader) event(raw json.RawMessage, off int) error {
 		return nil
 	case sortkeys.OpIncoming, sortkeys.OpPost, sortkeys.OpFulfilled:
 		if len(ev.Activity) == 0 || ev.Activity[0] != '{' {
-			return &InputError{Line: r.line(off), Reason: fmt.Sprintf("%s event without an activity object", ev.Op)}
+			return r.errAt(off, fmt.Sprintf("%s event without an activity object", ev.Op))
 		}
 	}
 	r.add(ev, off)
@@ -384,16 +415,16 @@ func (r *reader) vector(raw json.RawMessage, off int) error {
 		switch key {
 		case "profile":
 			if json.Unmarshal(v, &r.log.Profile) != nil {
-				return &InputError{Line: r.line(voff), Reason: "profile must be a string"}
+				return r.errAt(voff, "profile must be a string")
 			}
 		case "userID":
 			if json.Unmarshal(v, &r.log.UserID) != nil {
-				return &InputError{Line: r.line(voff), Reason: "userID must be a string"}
+				return r.errAt(voff, "userID must be a string")
 			}
 		case "events":
 			return r.elements(v, voff, func(e json.RawMessage, eoff int) error {
 				if len(e) == 0 || e[0] != '{' {
-					return &InputError{Line: r.line(eoff), Reason: "expected an event object"}
+					return r.errAt(eoff, "expected an event object")
 				}
 				return r.event(e, eoff)
 			})
@@ -409,23 +440,23 @@ func (r *reader) array(raw []byte, base int, fn func(json.RawMessage, int) error
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	tok, err := dec.Token()
 	if err != nil {
-		return 0, r.syntax(err, base, base)
+		return 0, r.syntax(err, base)
 	}
 	if tok != json.Delim('[') {
-		return 0, &InputError{Line: r.line(base), Reason: "expected a JSON array"}
+		return 0, r.errAt(base, "expected a JSON array")
 	}
 	for dec.More() {
 		off := base + skipSep(raw, int(dec.InputOffset()))
 		var el json.RawMessage
 		if err := dec.Decode(&el); err != nil {
-			return 0, r.syntax(err, base, off)
+			return 0, r.syntax(err, base)
 		}
 		if err := fn(el, off); err != nil {
 			return 0, err
 		}
 	}
 	if _, err := dec.Token(); err != nil {
-		return 0, r.syntax(err, base, base+int(dec.InputOffset()))
+		return 0, r.syntax(err, base)
 	}
 	return base + int(dec.InputOffset()), nil
 }
@@ -436,7 +467,7 @@ func (r *reader) array(raw []byte, base int, fn func(json.RawMessage, int) error
 // elements calls fn for every element of the JSON array raw, which starts at offset base.
 func (r *reader) elements(raw json.RawMessage, base int, fn func(json.RawMessage, int) error) error {
 	if t := jsonscan.TrimSpace(raw); len(t) == 0 || t[0] != '[' {
-		return &InputError{Line: r.line(base), Reason: "expected a JSON array"}
+		return r.errAt(base, "expected a JSON array")
 	}
 	var err error
 	_ = jsonscan.Elements(raw, func(v []byte) {
@@ -450,7 +481,7 @@ func (r *reader) elements(raw json.RawMessage, base int, fn func(json.RawMessage
 // object calls fn for every member of the JSON object raw, which starts at offset base.
 func (r *reader) object(raw json.RawMessage, base int, fn func(string, json.RawMessage, int) error) error {
 	if t := jsonscan.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
-		return &InputError{Line: r.line(base), Reason: "expected a JSON object"}
+		return r.errAt(base, "expected a JSON object")
 	}
 	var err error
 	_ = jsonscan.Members(raw, func(k, v []byte) {
@@ -504,16 +535,23 @@ func plainEvent(raw json.RawMessage) (ev sortkeys.Event, ok bool) {
 // eventMembers are the JSON names of sortkeys.Event's fields.
 var eventMembers = []string{"op", "activity", "clientActivityID", "activityID", "at"}
 
-// syntax turns a decoding error into an InputError at the right line.
-func (r *reader) syntax(err error, base, off int) error {
+// syntax turns an error decoding the value that starts at offset from, or a later value of the
+// array that starts there, into an InputError at the place where the input goes wrong.
+func (r *reader) syntax(err error, from int) error {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		return &InputError{Line: r.line(base + int(se.Offset) - 1), Reason: "invalid JSON: " + se.Error()}
+		// The decoder's offsets leave out the bytes its Token and More calls read (an array's
+		// brackets, commas and blank lines), so the value is scanned again from its start.
+		var v json.RawMessage
+		if errors.As(json.Unmarshal(r.data[from:], &v), &se) {
+			return r.errAt(from+int(se.Offset)-1, "invalid JSON: "+se.Error())
+		}
 	}
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return &InputError{Line: r.line(len(r.data) - 1), Reason: "invalid JSON: unexpected end of input"}
+	// An array that ends early ends in io.EOF, a value in io.ErrUnexpectedEOF.
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return r.errAt(len(r.data)-1, "invalid JSON: unexpected end of input")
 	}
-	return &InputError{Line: r.line(off), Reason: "invalid JSON: " + err.Error()}
+	return r.errAt(from, "invalid JSON: "+err.Error())
 }
 
 // skipSep skips whitespace and the separators between values, members and keys.

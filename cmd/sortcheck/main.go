@@ -32,7 +32,8 @@
 //	                             (MUST or DROP-or-MISPLACE) or should (any finding)
 //
 // Exit status: 0 when the log is clean (no finding at the --fail-on level), 1 when it has at least
-// one, 2 for usage or input errors (the message names the input line and the reason).
+// one, 2 for usage or input errors (the message names the input line, with the byte column when
+// the input is one line, and the reason).
 package main
 
 import (

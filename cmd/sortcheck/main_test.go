@@ -307,7 +307,7 @@ func TestBadInputLineNumbers(t *testing.T) {
 		{"activity sets: bad activity", "[\n{\"activities\":[\n" + cleanActivities[0] + ",\n7\n],\"watermark\":\"1\"}\n]", "input line 4: ActivitySet.activities must hold activity objects"},
 		{"vector: unknown op", "{\"name\":\"v\",\n\"events\":[\n{\"op\":\"incoming\",\"activity\":" + cleanActivities[0] + "},\n{\"op\":\"teleport\"}\n]}", `input line 4: unknown op "teleport"`},
 		{"vector: incoming without activity", "{\"name\":\"v\",\"events\":[\n\n{\"op\":\"incoming\"}]}", "input line 3: incoming event without an activity object"},
-		{"event line with a bad op", `{"op":"sideways"}`, `input line 1: unknown op "sideways"`},
+		{"event line with a bad op", `{"op":"sideways"}`, `input line 1:1: unknown op "sideways"`},
 		{"vector with an unknown profile", `{"name":"v","profile":"gen-z","events":[{"op":"incoming","activity":` + cleanActivities[0] + `}]}`, `stdin: the vector's profile "gen-z" is not gen-a, gen-b or gen-c`},
 		{"log export line without activity", `{"seq":1,"kind":"activity","activity":{"type":"message"}}` + "\n" + `{"seq":2,"kind":"activity","activity":5}`, "input line 2: log entry without an activity object"},
 	} {
@@ -890,6 +890,42 @@ func TestCaptureKeepAliveFrames(t *testing.T) {
 			// The frames leave no finding behind, and the activities keep their lines.
 			if tc.want == 3 && len(r.Findings) != 0 {
 				t.Errorf("findings %+v", r.Findings)
+			}
+		})
+	}
+}
+
+// TestSyntaxErrorPlaces: a syntax error names the line of the offending byte however many blank
+// lines and elements come before it, and in an input of one line its byte column too.
+func TestSyntaxErrorPlaces(t *testing.T) {
+	for _, tc := range []struct {
+		name, input, want string
+	}{
+		{"array: blank lines inside an element", "[\n{\"type\":\"message\",\"id\":\"a\",\"text\":\"x\"\n\n\n\n\"timestamp\":\"2025-01-01T00:00:00.000Z\"}\n]\n",
+			`input line 6: invalid JSON: invalid character '"' after object key:value pair`},
+		{"array: blank lines between elements", "[\n\n" + cleanActivities[0] + ",\n\n\n" + cleanActivities[1] + ",\n\n\n{\"type\":\"message\",\n\"id\" \"c\"}\n]",
+			"input line 10: invalid JSON: invalid character '\"' after object key"},
+		{"capture", "[\n  {\"activities\":[\n    " + cleanActivities[0] + ",\n\n    {\"type\":tru}\n  ]}\n]",
+			"input line 5: invalid JSON: invalid character '}' in literal true (expecting 'e')"},
+		{"vector", "{\"name\":\"v\",\"events\":[\n\n{\"op\":\"incoming\",\n\n\"activity\":{\"type\":\"message\",}}]}",
+			"input line 5: invalid JSON: invalid character '}' looking for beginning of object key string"},
+		{"array on one line", `[{"type":"message"} , {"type":"message",,}]`,
+			"input line 1:41: invalid JSON: invalid character ',' looking for beginning of object key string"},
+		{"array on one line: not an object", `[{"type":"message"},5]` + "\n",
+			"input line 1:21: expected a JSON object (an activity, an ActivitySet or an event)"},
+		{"array on one line: unterminated", `[{"type":"message"},`,
+			"input line 1:20: invalid JSON: unexpected end of input"},
+		{"one line of JSON Lines", `{"type":"message","text":"a\x"}`,
+			`input line 1:29: invalid JSON: invalid character 'x' in string escape code`},
+		{"JSON Lines: line truncated", cleanActivities[0] + "\n" + `{"type":"message","text":"a"` + "\n" + cleanActivities[1] + "\n",
+			"input line 2: invalid JSON: unexpected end of JSON input"},
+		{"pretty-printed value: a comma left out", cleanActivities[0] + "\n{\n  \"type\": \"message\"\n  \"text\": \"a\"\n}\n",
+			"input line 4: invalid JSON: invalid character '\"' after object key:value pair"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := runWith(t, tc.input)
+			if res.code != exitUsage || !strings.Contains(res.stderr, "stdin: "+tc.want+"\n") {
+				t.Errorf("exit %d, stderr %q; want exit 2 and %q", res.code, res.stderr, tc.want)
 			}
 		})
 	}
