@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/directline-go/directline/activity/jsonscan"
 	"github.com/directline-go/directline/sortkeys"
@@ -98,6 +101,10 @@ func ReadLog(data []byte, progress func(done, total int)) (*Log, error) {
 // readLog is ReadLog; without the shortcut, every value goes through encoding/json's decoder
 // (the tests compare the two).
 func readLog(data []byte, shortcut bool, progress func(done, total int)) (*Log, error) {
+	data, err := fromUTF16(data)
+	if err != nil {
+		return nil, err
+	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	r := &reader{data: data, log: &Log{}, shortcut: shortcut, progress: progress}
 	r.newlines = make([]int, 0, bytes.Count(data, []byte{'\n'}))
@@ -124,7 +131,7 @@ func readLog(data []byte, shortcut bool, progress func(done, total int)) (*Log, 
 			return nil, r.firstError(err)
 		}
 		if skipSep(data, end) != len(data) {
-			return nil, r.errAt(skipSep(data, end), "unexpected data after the JSON array")
+			return nil, r.after(skipSep(data, end), "JSON array")
 		}
 	default:
 		if err := r.stream(); err != nil {
@@ -189,7 +196,13 @@ func (r *reader) stream() error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(r.data[pos:]))
 	for {
-		off := skipSep(r.data, pos+int(dec.InputOffset()))
+		last := pos + int(dec.InputOffset())
+		off := skipSep(r.data, last)
+		// Values of a stream are objects; anything else on the line of the one before is not
+		// another value but garbage after it.
+		if n > 0 && off < len(r.data) && r.data[off] != '{' && bytes.IndexByte(r.data[last:off], '\n') < 0 {
+			return r.after(off, "JSON value")
+		}
 		var raw json.RawMessage
 		err := dec.Decode(&raw)
 		if errors.Is(err, io.EOF) {
@@ -210,7 +223,7 @@ func (r *reader) stream() error {
 func (r *reader) value(raw json.RawMessage, off, end, n int) (done bool, err error) {
 	if n == 1 && hasMember(raw, "events") {
 		if rest := skipSep(r.data, end); rest != len(r.data) {
-			return true, r.errAt(rest, "unexpected data after the conformance vector")
+			return true, r.after(rest, "conformance vector")
 		}
 		return true, r.vector(raw, off)
 	}
@@ -235,6 +248,14 @@ func (r *reader) streamError(err error, off int) error {
 		return r.errAt(at, "invalid JSON: "+lerr.Error())
 	}
 	return ie
+}
+
+// after reports unexpected data at offset off after a value, with its column: it often follows
+// on the value's own line.
+func (r *reader) after(off int, what string) error {
+	e := r.errAt(off, "unexpected data after the "+what)
+	e.Column = r.column(off)
+	return e
 }
 
 // lineStart is the offset where the 1-based line starts.
@@ -552,6 +573,43 @@ func (r *reader) syntax(err error, from int) error {
 		return r.errAt(len(r.data)-1, "invalid JSON: unexpected end of input")
 	}
 	return r.errAt(from, "invalid JSON: "+err.Error())
+}
+
+// fromUTF16 returns data in UTF-8 when it is UTF-16, as PowerShell's > and Out-File write it: with
+// a byte order mark, or without one, when a NUL beside the first character (JSON text starts with
+// an ASCII one) gives the order. Line numbers stay; byte columns are those of the UTF-8.
+func fromUTF16(data []byte) ([]byte, error) {
+	var order binary.ByteOrder
+	switch {
+	case bytes.HasPrefix(data, []byte{0xff, 0xfe, 0, 0}), bytes.HasPrefix(data, []byte{0, 0, 0xfe, 0xff}):
+		return nil, &InputError{Reason: "the input is UTF-32, which is not read: save it as UTF-8"}
+	case bytes.HasPrefix(data, []byte{0xff, 0xfe}):
+		order, data = binary.LittleEndian, data[2:]
+	case bytes.HasPrefix(data, []byte{0xfe, 0xff}):
+		order, data = binary.BigEndian, data[2:]
+	case len(data) >= 2 && data[0] != 0 && data[1] == 0:
+		order = binary.LittleEndian
+	case len(data) >= 2 && data[0] == 0 && data[1] != 0:
+		order = binary.BigEndian
+	default:
+		return data, nil
+	}
+	if len(data)%2 != 0 {
+		return nil, &InputError{Reason: fmt.Sprintf("the input is UTF-16 (%s) but has an odd number of bytes: is it cut short?", order)}
+	}
+	out := make([]byte, 0, len(data)/2*3)
+	for i := 0; i < len(data); i += 2 {
+		r := rune(order.Uint16(data[i:]))
+		if utf16.IsSurrogate(r) && i+3 < len(data) {
+			if pair := utf16.DecodeRune(r, rune(order.Uint16(data[i+2:]))); pair != utf8.RuneError {
+				r = pair
+				i += 2
+			}
+		}
+		// A lone surrogate becomes U+FFFD, as in any UTF-8 text.
+		out = utf8.AppendRune(out, r)
+	}
+	return out, nil
 }
 
 // skipSep skips whitespace and the separators between values, members and keys.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf16"
 )
 
 // Activities of a small conforming conversation, one JSON object each.
@@ -793,7 +795,8 @@ func TestShortcutReadsAsDecoder(t *testing.T) {
 		jsonLines(cleanActivities) + "[1]\n", "{\"a\":1}x", "{\"a\":1},{\"b\":2}", `{"events":[{"Op":"incoming","activity":{}}]}`,
 		`{"events":[{"op":"incoming","activity":{},"clientActivityID":null,"at":null}]}`, `{"events":[{"op":7}]}`,
 		`{"events":[{"op":"incoming","activity":{},"at":"5"}]}`, `{"events":[{"op":"incoming","activity":"x"}]}`,
-		`{"seq":1,"kind":"activity","activity":{"type":"message"}}`, "\ufeff" + jsonLines(misplacedActivities)}
+		`{"seq":1,"kind":"activity","activity":{"type":"message"}}`, "\ufeff" + jsonLines(misplacedActivities),
+		utf16Bytes(jsonLines(misplacedActivities), false, true), "{\"a\":1} 42\n{\"b\":2}"}
 	for _, s := range inputs {
 		log, err := ReadLog([]byte(s), nil)
 		ref, refErr := readLog([]byte(s), false, nil)
@@ -926,6 +929,66 @@ func TestSyntaxErrorPlaces(t *testing.T) {
 			res := runWith(t, tc.input)
 			if res.code != exitUsage || !strings.Contains(res.stderr, "stdin: "+tc.want+"\n") {
 				t.Errorf("exit %d, stderr %q; want exit 2 and %q", res.code, res.stderr, tc.want)
+			}
+		})
+	}
+}
+
+// utf16Bytes is s in UTF-16 in the given byte order, after a byte order mark when bom is set.
+func utf16Bytes(s string, bigEndian, bom bool) string {
+	var order binary.AppendByteOrder = binary.LittleEndian
+	if bigEndian {
+		order = binary.BigEndian
+	}
+	units := utf16.Encode([]rune(s))
+	if bom {
+		units = append([]uint16{0xfeff}, units...)
+	}
+	var b []byte
+	for _, u := range units {
+		b = order.AppendUint16(b, u)
+	}
+	return string(b)
+}
+
+// TestInputEncodingAndTrailingData: UTF-16 input (PowerShell's >) is read as the UTF-8 it holds,
+// and data after a value on its line is reported as such, with line and column.
+func TestInputEncodingAndTrailingData(t *testing.T) {
+	acts := []string{
+		`{"type":"message","id":"a","timestamp":"2024-05-01T10:00:00.000Z","from":{"id":"bot","role":"bot"},"text":"caf\u00e9 😀 日本"}`,
+		`{"type":"message","id":"b","timestamp":"2024-05-01T10:00:01.000Z","from":{"id":"bot","role":"bot"},"text":"second"}`,
+	}
+	text := "caf\u00e9 😀 日本"
+	for _, tc := range []struct {
+		name, input string
+		// wantErr is the message of an input error; "" when the input reads.
+		wantErr string
+	}{
+		{"UTF-16LE with a byte order mark", utf16Bytes(jsonLines(acts), false, true), ""},
+		{"UTF-16BE with a byte order mark", utf16Bytes(transcript(acts), true, true), ""},
+		{"UTF-16LE without one", utf16Bytes(jsonLines(acts), false, false), ""},
+		{"UTF-16: errors name the line", utf16Bytes(acts[0]+"\n{\"type\":tru}\n", false, true), "input line 2: invalid JSON: invalid character '}' in literal true (expecting 'e')"},
+		{"UTF-16 cut short", utf16Bytes(jsonLines(acts), false, true) + "x", "input: the input is UTF-16 (LittleEndian) but has an odd number of bytes: is it cut short?"},
+		{"UTF-32", "\xff\xfe\x00\x00{\x00\x00\x00", "input: the input is UTF-32, which is not read: save it as UTF-8"},
+		{"JSON Lines: words after a value", `{"type":"message"} trailing`, "input line 1:20: unexpected data after the JSON value"},
+		{"JSON Lines: a bracket after a value", acts[0] + "\n" + acts[1] + " ]\n", fmt.Sprintf("input line 2:%d: unexpected data after the JSON value", len(acts[1])+2)},
+		{"JSON Lines: a number after a value", acts[0] + ",42\n", fmt.Sprintf("input line 1:%d: unexpected data after the JSON value", len(acts[0])+2)},
+		{"array: data after it", transcript(acts) + "x\n", "input line 5:1: unexpected data after the JSON array"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := runWith(t, tc.input, "--json")
+			if tc.wantErr != "" {
+				if res.code != exitUsage || res.stderr != "sortcheck: stdin: "+tc.wantErr+"\n" {
+					t.Errorf("exit %d, stderr %q; want exit 2 and %q", res.code, res.stderr, tc.wantErr)
+				}
+				return
+			}
+			if res.code == exitUsage {
+				t.Fatalf("exit 2: %s", res.stderr)
+			}
+			r := decodeReport(t, res.stdout)
+			if len(r.Screen) != 2 || r.Screen[0].Text != text || r.Screen[1].Name != "b" || len(r.Findings) != 0 {
+				t.Errorf("screen %+v, findings %+v", r.Screen, r.Findings)
 			}
 		})
 	}
