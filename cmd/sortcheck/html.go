@@ -113,9 +113,13 @@ func writeHTML(w io.Writer, rep findings.Report, log *Log, rows []row) error {
 			page.Truncated = true
 			break
 		}
-		var d row
-		describe(&d, log.Events[p.Index].Activity)
-		page.Left = append(page.Left, htmlRow{Y: y(k), Label: clip(fmt.Sprintf("%d. %s %s", k+1, p.Name, d.Text)), Class: class(k)})
+		raw := log.Events[p.Index].Activity
+		d := row{Name: p.Name}
+		if d.Name == "" {
+			d.Name = shownID(raw)
+		}
+		describe(&d, raw)
+		page.Left = append(page.Left, htmlRow{Y: y(k), Label: clip(fmt.Sprintf("%d. %s %s", k+1, d.Name, d.Text)), Class: class(k)})
 		if i := p.Display; i >= 0 && i < htmlMaxRows {
 			page.Lines = append(page.Lines, htmlLine{Y1: y(k) - 4, Y2: y(i) - 4, Class: class(k)})
 		}

@@ -45,6 +45,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"os"
 	"slices"
@@ -333,6 +334,9 @@ func screenRows(rep findings.Report, log *Log) []row {
 			raw = fallback[b.Name]
 		}
 		r.Unit = it.Unit
+		if r.Name == "" {
+			r.Name = shownID(raw)
+		}
 		describe(&r, raw)
 		if ok {
 			// What Web Chat goes by: from.role, or the role it infers without one.
@@ -396,9 +400,9 @@ func describe(r *row, raw json.RawMessage) {
 // decodedDescription reads a description with encoding/json.
 func decodedDescription(raw json.RawMessage) (description, bool) {
 	var a struct {
-		Type      string `json:"type"`
-		Text      string `json:"text"`
-		Timestamp any    `json:"timestamp"`
+		Type      string          `json:"type"`
+		Text      string          `json:"text"`
+		Timestamp json.RawMessage `json:"timestamp"`
 		From      *struct {
 			Role string `json:"role"`
 		} `json:"from"`
@@ -413,9 +417,82 @@ func decodedDescription(raw json.RawMessage) (description, bool) {
 		d.role = a.From.Role
 	}
 	if a.Timestamp != nil {
-		d.timestamp = fmt.Sprint(a.Timestamp)
+		d.timestamp = shownValue(a.Timestamp)
 	}
 	return d, true
+}
+
+// shownID is the id an activity's bubble shows when it has no name: an id of another JSON type
+// than string, which the model does not take for one.
+func shownID(raw json.RawMessage) string {
+	id := ""
+	_ = jsonscan.Members(raw, func(k, v []byte) {
+		if string(k) == "id" {
+			id = shownValue(v)
+		}
+	})
+	return id
+}
+
+// shownValue is the JSON value v as Web Chat, in JavaScript, would print it: a string as it is, a
+// number as String(number) does, null as nothing, anything else as its JSON.
+func shownValue(v []byte) string {
+	v = jsonscan.TrimSpace(v)
+	switch {
+	case len(v) == 0 || string(v) == "null":
+		return ""
+	case v[0] == '"':
+		s, _ := jsonscan.StringValue(v)
+		return s
+	case v[0] == '-' || v[0] >= '0' && v[0] <= '9':
+		// Out of range, it is ±Inf, as in JavaScript.
+		f, _ := strconv.ParseFloat(string(v), 64)
+		return jsNumber(f)
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, v) != nil {
+		return string(v)
+	}
+	return b.String()
+}
+
+// jsNumber is JavaScript's String(f) (ECMA-262 Number::toString): the shortest digits that read
+// back as f, without an exponent from 1e-7 up to 1e21.
+func jsNumber(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	case f == 0:
+		return "0"
+	}
+	sign := ""
+	if f < 0 {
+		sign, f = "-", -f
+	}
+	// f is 0.digits × 10^n.
+	mant, exp, _ := strings.Cut(strconv.FormatFloat(f, 'e', -1, 64), "e")
+	digits := strings.Replace(mant, ".", "", 1)
+	e, _ := strconv.Atoi(exp)
+	n, k := e+1, len(digits)
+	switch {
+	case k <= n && n <= 21:
+		return sign + digits + strings.Repeat("0", n-k)
+	case 0 < n && n <= 21:
+		return sign + digits[:n] + "." + digits[n:]
+	case -6 < n && n <= 0:
+		return sign + "0." + strings.Repeat("0", -n) + digits
+	}
+	if k > 1 {
+		mant = digits[:1] + "." + digits[1:]
+	}
+	if e > 0 {
+		exp = "+" + strconv.Itoa(e)
+	} else {
+		exp = strconv.Itoa(e)
+	}
+	return sign + mant + "e" + exp
 }
 
 // plainDescription reads a description from valid JSON without encoding/json when every member

@@ -993,3 +993,35 @@ func TestInputEncodingAndTrailingData(t *testing.T) {
 		})
 	}
 }
+
+// TestNonStringValuesShown: an id or timestamp that is not a string is shown as JavaScript prints
+// it, in the table, in --json and in the picture.
+func TestNonStringValuesShown(t *testing.T) {
+	for _, tc := range []struct {
+		json, want string
+	}{
+		{"1", "1"}, {"-1", "-1"}, {"1735689603000", "1735689603000"}, {"1.5", "1.5"}, {"1.0", "1"}, {"-0", "0"},
+		{"0.1", "0.1"}, {"0.000001", "0.000001"}, {"1e-7", "1e-7"}, {"2.5E-8", "2.5e-8"}, {"123e18", "123000000000000000000"},
+		{"1e21", "1e+21"}, {"1.25e22", "1.25e+22"}, {"1e400", "Infinity"}, {"-1e400", "-Infinity"},
+		{"9007199254740993", "9007199254740992"}, {"true", "true"}, {"null", ""}, {`"x"`, "x"}, {`{ "a" : 1 }`, `{"a":1}`},
+	} {
+		if got := shownValue([]byte(tc.json)); got != tc.want {
+			t.Errorf("shownValue(%s) = %q, want %q", tc.json, got, tc.want)
+		}
+	}
+	log := jsonLines([]string{
+		`{"type":"message","id":1,"timestamp":"2025-01-01T00:00:00.000Z","from":{"id":"bot","role":"bot"},"text":"numeric id"}`,
+		`{"type":"message","id":"2","timestamp":1735689603000,"from":{"id":"bot","role":"bot"},"text":"numeric timestamp"}`,
+	})
+	path := filepath.Join(t.TempDir(), "out.html")
+	r := decodeReport(t, runWith(t, log, "--json", "--html", path).stdout)
+	if len(r.Screen) != 2 || r.Screen[0].Name != "1" || r.Screen[1].Timestamp != "1735689603000" {
+		t.Errorf("screen %+v", r.Screen)
+	}
+	if text := runWith(t, log).stdout; !regexp.MustCompile(`(?m)^  1  1 +bot +numeric id `).MatchString(text) || !strings.Contains(text, " 1735689603000 ") {
+		t.Errorf("table:\n%s", text)
+	}
+	if page, _ := os.ReadFile(path); !strings.Contains(string(page), ">1. 1 numeric id<") {
+		t.Errorf("picture lacks the numeric id:\n%s", page)
+	}
+}
