@@ -26,9 +26,10 @@ const (
 )
 
 type htmlRow struct {
-	Y     int
-	Label string
-	Class string
+	Y int
+	// Label is what fits in the column; Full, the whole id and excerpt, shows on hover.
+	Label, Full string
+	Class       string
 }
 
 type htmlLine struct {
@@ -80,8 +81,8 @@ td { padding: 2px 8px; border-bottom: 1px solid #ddd; }
 <text class="head" x="{{.LeftTextX}}" y="{{.HeaderY}}">{{.LeftHeaderText}}</text>
 <text class="head" x="{{.RightTextX}}" y="{{.HeaderY}}">{{.Right}}</text>
 {{range .Lines}}<line class="{{.Class}}" x1="{{$.LineFromX}}" y1="{{.Y1}}" x2="{{$.LineToX}}" y2="{{.Y2}}"/>
-{{end}}{{range .Left}}<text class="{{.Class}}" x="{{$.LeftTextX}}" y="{{.Y}}">{{.Label}}</text>
-{{end}}{{range .RightRows}}<text class="{{.Class}}" x="{{$.RightTextX}}" y="{{.Y}}">{{.Label}}</text>
+{{end}}{{range .Left}}<text class="{{.Class}}" x="{{$.LeftTextX}}" y="{{.Y}}"><title>{{.Full}}</title>{{.Label}}</text>
+{{end}}{{range .RightRows}}<text class="{{.Class}}" x="{{$.RightTextX}}" y="{{.Y}}"><title>{{.Full}}</title>{{.Label}}</text>
 {{end}}</svg>
 </body>
 </html>
@@ -119,7 +120,7 @@ func writeHTML(w io.Writer, rep findings.Report, log *Log, rows []row) error {
 			d.Name = shownID(raw)
 		}
 		describe(&d, raw)
-		page.Left = append(page.Left, htmlRow{Y: y(k), Label: clip(fmt.Sprintf("%d. %s %s", k+1, d.Name, d.Text)), Class: class(k)})
+		page.Left = append(page.Left, labelled(htmlRow{Y: y(k), Class: class(k)}, k+1, d.Name, d.Text))
 		if i := p.Display; i >= 0 && i < htmlMaxRows {
 			page.Lines = append(page.Lines, htmlLine{Y1: y(k) - 4, Y2: y(i) - 4, Class: class(k)})
 		}
@@ -129,8 +130,7 @@ func writeHTML(w io.Writer, rep findings.Report, log *Log, rows []row) error {
 			page.Truncated = true
 			break
 		}
-		label := clip(fmt.Sprintf("%d. %s %s", r.Position, r.Name, r.Text))
-		page.RightRows = append(page.RightRows, htmlRow{Y: y(i), Label: label, Class: class(rep.ScreenService[i])})
+		page.RightRows = append(page.RightRows, labelled(htmlRow{Y: y(i), Class: class(rep.ScreenService[i])}, r.Position, r.Name, r.Text))
 	}
 	page.LeftCount, page.RightCount = len(page.Left), len(page.RightRows)
 	page.Height = y(max(len(page.Left), len(page.RightRows))) + rowHeight
@@ -185,13 +185,18 @@ func (h *htmlFile) abandon() {
 	h.f = nil
 }
 
-// labelRunes keeps a label inside its column (about 7 px per monospace character).
-const labelRunes = 56
+// labelCells keeps a label inside its column (about 7 px per monospace cell), of which an id
+// takes at most idCells.
+const (
+	labelCells = 56
+	idCells    = 25
+)
 
-func clip(s string) string {
-	r := []rune(s)
-	if len(r) <= labelRunes {
-		return s
-	}
-	return string(r[:labelRunes-1]) + "…"
+// labelled gives h the label "place. id text": a long id loses its middle, so that ids that share
+// a start stay apart, and the text takes the cells left.
+func labelled(h htmlRow, place int, id, text string) htmlRow {
+	id, text = safe(id), safe(text)
+	h.Full = fmt.Sprintf("%d. %s %s", place, id, text)
+	h.Label = fit(fmt.Sprintf("%d. %s %s", place, middle(id, idCells), text), labelCells)
+	return h
 }

@@ -51,8 +51,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
-	"unicode/utf8"
 
 	"github.com/directline-go/directline/activity/jsonscan"
 	"github.com/directline-go/directline/sortkeys"
@@ -368,7 +366,12 @@ func lastRevisions(log *Log) map[string]json.RawMessage {
 	return m
 }
 
-const excerptRunes = 48
+// excerptRunes is the most code points of an activity's text a row keeps (--json's text); the
+// table shows at most excerptCells terminal cells of it.
+const (
+	excerptRunes = 48
+	excerptCells = 48
+)
 
 // description is what a row shows of an activity.
 type description struct {
@@ -391,10 +394,7 @@ func describe(r *row, raw json.RawMessage) {
 	if text == "" && d.attachments > 0 {
 		text = "[" + counted(d.attachments, "attachment", "attachments") + "]"
 	}
-	if utf8.RuneCountInString(text) > excerptRunes {
-		text = string([]rune(text)[:excerptRunes-1]) + "…"
-	}
-	r.Text = text
+	r.Text = cutRunes(text, excerptRunes)
 }
 
 // decodedDescription reads a description with encoding/json.
@@ -595,31 +595,32 @@ func fromRole(v []byte) (role string, ok bool) {
 }
 
 func writeText(w io.Writer, withScreen bool, source string, log *Log, rep findings.Report, rows []row) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	s := rep.Summary
 	if withScreen {
-		fmt.Fprintf(tw, "Predicted screen (%s, %s)\n", s.Profile, counted(len(rows), "bubble", "bubbles"))
-		fmt.Fprintln(tw, "  #\tid\trole\ttext\tseq\ttimestamp\tunit")
+		fmt.Fprintf(w, "Predicted screen (%s, %s)\n", s.Profile, counted(len(rows), "bubble", "bubbles"))
+		t := table{{"  #", "id", "role", "text", "seq", "timestamp", "unit"}}
 		for _, r := range rows {
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Position, r.Name, dash(r.Role), dash(r.Text), dash(r.SequenceID), dash(r.Timestamp), dash(r.Unit))
+			t = append(t, []string{"  " + strconv.Itoa(r.Position), safe(r.Name), cell(r.Role), fit(cell(r.Text), excerptCells),
+				cell(r.SequenceID), cell(r.Timestamp), cell(r.Unit)})
 		}
-		if err := tw.Flush(); err != nil {
+		if err := t.write(w); err != nil {
 			return err
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(tw, "Findings (%d)\n", s.Findings)
+	fmt.Fprintf(w, "Findings (%d)\n", s.Findings)
+	t := table{}
 	shown := map[string]int{}
 	for _, f := range rep.Findings {
 		shown[f.Rule]++
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", f.Severity, f.Rule, log.where(f.Index), dash(f.ActivityID), f.Message)
+		t = append(t, []string{"  " + string(f.Severity), f.Rule, log.where(f.Index), cell(f.ActivityID), safe(f.Message)})
 	}
 	for _, r := range findings.Rules {
 		if n := s.ByRule[r.ID] - shown[r.ID]; n > 0 {
-			fmt.Fprintf(tw, "  %s\t%s\t\t\t... and %d more\n", r.Severity, r.ID, n)
+			t = append(t, []string{"  " + string(r.Severity), r.ID, "", "", fmt.Sprintf("... and %d more", n)})
 		}
 	}
-	if err := tw.Flush(); err != nil {
+	if err := t.write(w); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)
@@ -659,11 +660,12 @@ func counted(n int, one, many string) string {
 	return strconv.Itoa(n) + " " + many
 }
 
-func dash(s string) string {
+// cell is s as a table shows it: escaped, or "-" when empty.
+func cell(s string) string {
 	if s == "" {
 		return "-"
 	}
-	return s
+	return safe(s)
 }
 
 // jsonFinding is a finding with the input line and byte column (1-based) where its event starts.

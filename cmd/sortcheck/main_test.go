@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +19,9 @@ import (
 	"testing"
 	"time"
 	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/mattn/go-runewidth"
 )
 
 // Activities of a small conforming conversation, one JSON object each.
@@ -1023,5 +1027,99 @@ func TestNonStringValuesShown(t *testing.T) {
 	}
 	if page, _ := os.ReadFile(path); !strings.Contains(string(page), ">1. 1 numeric id<") {
 		t.Errorf("picture lacks the numeric id:\n%s", page)
+	}
+}
+
+// TestTableByTerminalCells: the table pads and cuts by terminal cells, never inside a sequence
+// joined into one glyph, and writes no control character raw; the picture keeps long ids apart.
+func TestTableByTerminalCells(t *testing.T) {
+	const family = "👨\u200d👩\u200d👧\u200d👦"
+	texts := []string{
+		"日本語のテキストはとても長いです。これは表の整列を確認するための文章です。",
+		strings.Repeat(family, 20),
+		"x" + strings.Repeat(family, 20),
+		"flags 🇩🇪🇫🇷🇮🇹 and e\u0301 combining, skin 👍🏽 " + strings.Repeat("🇩🇪", 30),
+		"\u202eab\u202c \u0090\x7f\x1b[31m",
+		"plain",
+	}
+	ids := []string{"cjk", "family", "xfamily", "mixed", "bidi\u2066\u200fid\u200e\u2069", "p"}
+	var acts []string
+	for i, text := range texts {
+		id, _ := json.Marshal(ids[i])
+		tx, _ := json.Marshal(text)
+		acts = append(acts, fmt.Sprintf(`{"type":"message","id":%s,"timestamp":"2025-01-01T00:00:0%d.000Z","from":{"id":"bot","role":"bot"},"text":%s}`, id, i, tx))
+	}
+	res := runWith(t, jsonLines(acts))
+	if strings.ContainsFunc(res.stdout, func(r rune) bool { return r != '\n' && unsafeRune(r) }) {
+		t.Errorf("control characters written raw:\n%q", res.stdout)
+	}
+	for _, want := range []string{`\u202eab\u202c \u0090\u007f\u001b[31m`, `bidi\u2066\u200fid\u200e\u2069`} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, res.stdout)
+		}
+	}
+	lines := strings.Split(res.stdout, "\n")
+	for i, line := range lines[2 : 2+len(texts)] {
+		// Every row's timestamp starts at the same cell, and the text column holds whole glyphs.
+		at := strings.Index(line, "2025-01-01T")
+		if at < 0 {
+			t.Fatalf("row %d: %q", i, line)
+		}
+		if w, want := runewidth.StringWidth(line[:at]), runewidth.StringWidth(lines[1][:strings.Index(lines[1], "timestamp")]); w != want {
+			t.Errorf("row %d: timestamp at cell %d, header at %d:\n%s", i, w, want, res.stdout)
+		}
+		indicators := 0
+		for _, r := range line {
+			if regional(r) {
+				indicators++
+			}
+		}
+		if strings.Count(line, "👨") != strings.Count(line, "👦") || indicators%2 != 0 {
+			t.Errorf("row %d cut inside a glyph: %q", i, line)
+		}
+	}
+	// --json's text is cut by code points, at the same kind of boundary.
+	for _, s := range decodeReport(t, runWith(t, jsonLines(acts), "--json").stdout).Screen {
+		if n := utf8.RuneCountInString(s.Text); n > excerptRunes || strings.Count(s.Text, "👨") != strings.Count(s.Text, "👦") || strings.HasSuffix(s.Text, "\U0001F1E9…") {
+			t.Errorf("%s: text %q (%d code points)", s.Name, s.Text, n)
+		}
+	}
+
+	prefix := "urn:uuid:" + strings.Repeat("x", 80)
+	path := filepath.Join(t.TempDir(), "out.html")
+	runWith(t, jsonLines([]string{
+		`{"type":"message","id":"` + prefix + `0","timestamp":"2025-01-01T00:00:01.000Z","from":{"id":"bot","role":"bot"},"text":"a"}`,
+		`{"type":"message","id":"` + prefix + `1","timestamp":"2025-01-01T00:00:00.000Z","from":{"id":"bot","role":"bot"},"text":"b"}`,
+	}), "--html", path)
+	page, _ := os.ReadFile(path)
+	labels := map[string]bool{}
+	for _, m := range regexp.MustCompile(`<text class="(?:|moved|alone)" x="\d+" y="\d+">(?:<title>[^<]*</title>)?([^<]*)</text>`).FindAllStringSubmatch(string(page), -1) {
+		_, label, _ := strings.Cut(m[1], " ")
+		labels[label] = true
+	}
+	if len(labels) != 2 || !strings.Contains(string(page), "<title>1. "+prefix+"0 a</title>") {
+		t.Errorf("labels %q, want two, and the full id in a title:\n%s", slices.Sorted(maps.Keys(labels)), page)
+	}
+}
+
+func TestCutRunes(t *testing.T) {
+	const family = "👨\u200d👩\u200d👧\u200d👦"
+	for _, tc := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"abcdef", 6, "abcdef"},
+		{"abcdefg", 6, "abcde…"},
+		{"ab" + family, 6, "ab…"},
+		{family + family, 8, family + "…"},
+		{"abcde\u0301f", 6, "abcd…"},
+		{"🇩🇪🇫🇷🇮🇹", 4, "🇩🇪…"},
+		{"a🇩🇪🇫🇷🇮🇹", 5, "a🇩🇪…"},
+		{"abc👍🏽x", 5, "abc…"},
+	} {
+		if got := cutRunes(tc.s, tc.n); got != tc.want {
+			t.Errorf("cutRunes(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
+		}
 	}
 }
