@@ -221,7 +221,9 @@ type checker struct {
 	maxSeqID   string
 	haveMaxSeq bool
 	botSeen    bool
-	replyTos   []reply
+	// repliedTo holds the replyToIds of the deliveries so far.
+	repliedTo map[string]bool
+	replyTos  []reply
 }
 
 func newChecker(opts Options, events []sortkeys.Event) *checker {
@@ -243,6 +245,7 @@ func newChecker(opts Options, events []sortkeys.Event) *checker {
 		byID:       make(map[string]int, n),
 		sessions:   map[string]*session{},
 		seqOwner:   map[float64]string{},
+		repliedTo:  map[string]bool{},
 	}
 	for i, r := range Rules {
 		c.ruleIdx[r.ID] = i
@@ -391,8 +394,13 @@ func (c *checker) deliver(i int, a *act, echoOf *post) {
 	if hasMsg {
 		c.partGrouping(i, name, msg)
 	}
-	if a.replyTo != "" && c.botSeen {
+	// Web Chat holds a reply once a bot activity is in the store, unless an activity replying to
+	// the same id already is (queueIncomingActivitySaga.ts; ordering notes §3 step 2, §9.5).
+	if a.replyTo != "" && c.botSeen && !c.repliedTo[a.replyTo] {
 		c.replyTos = append(c.replyTos, reply{index: i, name: name, replyTo: a.replyTo})
+	}
+	if a.replyTo != "" {
+		c.repliedTo[a.replyTo] = true
 	}
 	if a.role == activity.RoleBot {
 		c.botSeen = true
@@ -583,7 +591,7 @@ func (c *checker) partGrouping(i int, name string, e entity) {
 func (c *checker) finish() {
 	for _, r := range c.replyTos {
 		if _, ok := c.byID[r.replyTo]; !ok {
-			c.add(ReplyToUnknown, r.index, r.name, fmt.Sprintf("replyToId %q names an activity that never arrives; Web Chat holds this one up to 5 s", r.replyTo))
+			c.add(ReplyToUnknown, r.index, r.name, fmt.Sprintf("replyToId %q names an activity that never arrives; Web Chat holds this one up to 5 s, and later replies to the same id that arrive meanwhile with it", r.replyTo))
 		}
 	}
 	withSeq := 0

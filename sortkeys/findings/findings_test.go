@@ -136,6 +136,9 @@ func TestRules(t *testing.T) {
 		{PartOfChanged, events(part("a", 1, "_:g1", "1"), part("a", 1, "_:g2", "1")), events(part("a", 1, "_:g1", "1"), part("a", 1, "_:g1", "2")), 1},
 		{ReplyToUnknown, events(bot("b0", 1, ""), bot("b1", 2, `,"replyToId":"nope"`)), events(bot("b0", 1, ""), bot("b1", 2, `,"replyToId":"b0"`)), 1},
 		{ReplyToUnknown, events(bot("b0", 1, ""), bot("b1", 2, `,"replyToId":"nope"`)), events(bot("b1", 2, `,"replyToId":"nope"`)), 1},
+		// The ordering notes' replyToId/firstSetOfActivities: a later reply to the same unknown id
+		// shows at once, as the first (the first bot activity) did.
+		{ReplyToUnknown, events(bot("b0", 1, ""), bot("b2", 2, `,"replyToId":"nope"`)), events(bot("b1", 1, `,"replyToId":"nope"`), bot("b2", 2, `,"replyToId":"nope"`)), 1},
 		{OrderInverted, events(ts("a", `"2024-05-01T10:00:10.000Z"`), ts("b", `"2024-05-01T10:00:05.000Z"`)), events(ts("a", `"2024-05-01T10:00:05.000Z"`), ts("b", `"2024-05-01T10:00:10.000Z"`)), 1},
 	}
 	seen := map[string]bool{}

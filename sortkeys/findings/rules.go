@@ -87,7 +87,7 @@ var Rules = []Rule{
 	{PartOfIDInvalid, DropOrMisplace, "isPartOf[\"@id\"] of the schema.org Message entity is not a blank node (_:...) or a URL; Web Chat main (gen-c) does not group the activity (the gen-b prerelease groups any string)."},
 	{PositionNotNumber, DropOrMisplace, "position of the schema.org Message entity is not a JSON number; Web Chat rejects the entity and does not group the activity."},
 	{PartOfChanged, DropOrMisplace, "isPartOf differs between revisions of one activity or one livestream session; Web Chat leaves the old entry behind (undefined behaviour, duplicate entries)."},
-	{ReplyToUnknown, Should, "replyToId names an activity that never arrives; Web Chat holds the activity up to 5 s before showing it (queueIncomingActivitySaga.ts)."},
+	{ReplyToUnknown, Should, "replyToId names an activity that never arrives; Web Chat holds the activity up to 5 s before showing it, when a bot activity came before it and no earlier activity replies to the same id (queueIncomingActivitySaga.ts)."},
 	{OrderInverted, DropOrMisplace, "The model's predicted screen shows a bubble below one whose activities the service delivered after all of its own (sequence id when every activity has one, else delivery order); a bubble spans the delivered activities among its revisions. One finding per moved bubble, naming a bubble it is inverted with; the summary counts the pairs shown in the opposite order to the server."},
 }
 
