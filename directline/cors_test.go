@@ -21,9 +21,10 @@ func TestCORSPreflightR20(t *testing.T) {
 	} {
 		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
 			r := e.do(request{method: http.MethodOptions, path: tt.path, header: map[string]string{
-				"Origin":                         "https://chat.example",
-				"Access-Control-Request-Method":  tt.method,
-				"Access-Control-Request-Headers": "authorization,content-type,x-ms-bot-agent",
+				"Origin":                        "https://chat.example",
+				"Access-Control-Request-Method": tt.method,
+				// What DirectLineJS 0.15's requests carry: its ajax adds X-Requested-With.
+				"Access-Control-Request-Headers": "authorization,content-type,x-ms-bot-agent,x-requested-with",
 			}})
 			if r.status < 200 || r.status > 299 {
 				t.Fatalf("preflight status %d", r.status)
@@ -32,7 +33,7 @@ func TestCORSPreflightR20(t *testing.T) {
 				t.Fatalf("Allow-Origin %q", got)
 			}
 			allowed := strings.ToLower(r.header.Get("Access-Control-Allow-Headers"))
-			for _, h := range []string{"authorization", "content-type", "x-ms-bot-agent"} {
+			for _, h := range []string{"authorization", "content-type", "x-ms-bot-agent", "x-requested-with"} {
 				if !strings.Contains(allowed, h) {
 					t.Fatalf("Allow-Headers %q lacks %s", allowed, h)
 				}

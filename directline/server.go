@@ -313,9 +313,10 @@ func (s *Server) routes(origins []string) *echo.Echo {
 	}))
 	// CORS sets its headers before the handler runs, so error responses carry them too (R20).
 	e.Use(middleware.CORSWithConfig(middleware.CORSConfig{
-		AllowOrigins:  origins,
-		AllowMethods:  []string{http.MethodGet, http.MethodPost, http.MethodOptions},
-		AllowHeaders:  []string{"authorization", "content-type", "x-ms-bot-agent", "accept"},
+		AllowOrigins: origins,
+		AllowMethods: []string{http.MethodGet, http.MethodPost, http.MethodOptions},
+		// DirectLineJS's ajax adds X-Requested-With to every request of a page on another origin.
+		AllowHeaders:  []string{"authorization", "content-type", "x-ms-bot-agent", "x-requested-with", "accept"},
 		ExposeHeaders: []string{"retry-after"},
 		MaxAge:        600,
 	}))

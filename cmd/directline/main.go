@@ -87,6 +87,10 @@ const (
 	maxHeaderBytes    = 64 << 10
 )
 
+// webChatRefresh is how often DirectLineJS, and so Web Chat, refreshes its token; the interval is
+// fixed.
+const webChatRefresh = 15 * time.Minute
+
 // run serves until ctx is done, then shuts down gracefully: the listener closes, in-flight
 // requests finish while the stream hub closes every WebSocket with a "reconnect with your
 // watermark" code, and the store is closed last, all within cfg.ShutdownTimeout. It prints the
@@ -189,6 +193,10 @@ func run(ctx context.Context, cfg Config, out, logOut io.Writer) error {
 	}
 	fmt.Fprintf(out, "listening on %s (public URL %s)\n", ln.Addr(), public)
 	logger.Info("started", "addr", ln.Addr().String(), "public_url", public, "data", cfg.Data, "bot_endpoint", cfg.BotEndpoint)
+	if cfg.TokenLifetime < webChatRefresh {
+		logger.Warn("tokens expire before Web Chat refreshes them (every 15 minutes): its sessions end at expiry",
+			"token_lifetime", cfg.TokenLifetime)
+	}
 
 	select {
 	case <-ctx.Done():

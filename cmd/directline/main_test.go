@@ -253,6 +253,43 @@ func TestRunPortInUse(t *testing.T) {
 	}
 }
 
+// TestRunWarnsOfShortTokenLifetime: tokens that expire before Web Chat's 15-minute refresh end
+// its sessions, which the operator learns at start.
+func TestRunWarnsOfShortTokenLifetime(t *testing.T) {
+	for _, tc := range []struct {
+		lifetime string
+		warn     bool
+	}{{"10m", true}, {"15m", false}, {"30m", false}} {
+		t.Run(tc.lifetime, func(t *testing.T) {
+			cfg, err := loadConfig([]string{"--addr", "127.0.0.1:0", "--data", filepath.Join(t.TempDir(), "directline.db"),
+				"--bot-endpoint", "none", "--demo-page", "none", "--secret", "s", "--token-lifetime", tc.lifetime}, envOf(nil), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			pr, pw := io.Pipe()
+			var logs bytes.Buffer
+			done := make(chan error, 1)
+			go func() {
+				done <- run(ctx, cfg, pw, &logs)
+				pw.Close()
+			}()
+			lines := bufio.NewScanner(pr)
+			for lines.Scan() && !strings.HasPrefix(lines.Text(), "listening on ") {
+			}
+			go io.Copy(io.Discard, pr)
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(logs.String(), "before Web Chat refreshes them"); got != tc.warn {
+				t.Fatalf("warning logged: %v, want %v\n%s", got, tc.warn, logs.String())
+			}
+		})
+	}
+}
+
 // TestRun starts the binary's run on a free port with no secret: it prints the generated secret
 // and the address, serves the API and a stream, and on cancel closes the stream with the
 // "reconnect" code, returns, and leaves the data file closed.

@@ -1,7 +1,7 @@
 // Stock Web Chat in headless Chromium against the service and its built-in demo bot, over
 // WebSocket and over polling: sends through the real send box, livestreaming, out-of-order
-// how-to parts, an upload, a reload that resumes the stored conversation, a server restart and a
-// second browser context on the same conversation. After each flow the conversation's log is
+// how-to parts, an upload, a reload that resumes the stored conversation, a server restart, a
+// second browser context on the same conversation, and a page on another origin. After each flow the conversation's log is
 // exported and checked with sortcheck: no MUST finding, and the screen it predicts for the
 // page's bundle is what the browser shows (activity ids in DOM order).
 //
@@ -9,6 +9,7 @@
 
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -377,6 +378,56 @@ for (const transport of ['websocket', 'polling']) {
         await second.close();
       }
     });
+  });
+}
+
+// A page on another origin, as most sites embed Web Chat: every request is cross-origin, so the
+// browser preflights it with the headers DirectLineJS sends (X-Requested-With among them).
+for (const transport of ['websocket', 'polling']) {
+  test(`a page on another origin talks to the service over ${transport}`, GUARD, async () => {
+    const res = await fetch(`${service.base}/v3/directline/tokens/generate`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${SECRET}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ user: { id: 'dl_elsewhere' } })
+    });
+
+    assert.equal(res.status, 200);
+
+    const { token } = await res.json();
+    const options = { domain: `${service.base}/v3/directline`, token, webSocket: transport === 'websocket' };
+    const html = `<!doctype html><html><body><div id="webchat" style="height:600px"></div>
+<script src="${service.base}/webchat/stable/webchat.js"></script>
+<script>
+  window.WebChat.renderWebChat(
+    { directLine: window.WebChat.createDirectLine(${JSON.stringify(options)}), userID: 'dl_elsewhere' },
+    document.getElementById('webchat')
+  );
+</script></body></html>`;
+    // The site is served from its own port: another origin on the same loopback address, which
+    // the browser lets reach the service.
+    const server = createServer((req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(html));
+    const port = await freePort();
+
+    await new Promise(resolveListen => server.listen(port, '127.0.0.1', resolveListen));
+
+    const site = `http://127.0.0.1:${port}/`;
+    const context = await browser.newContext();
+
+    try {
+      const page = await context.newPage();
+      const failed = [];
+
+      page.on('requestfailed', req => failed.push(`${req.method()} ${req.url()}: ${req.failure()?.errorText}`));
+      await page.goto(site);
+      await page.waitForSelector('[data-id="webchat-sendbox-input"]', { timeout: WAIT });
+      await send(page, 'from another origin');
+      await page.waitForFunction(() => document.body.innerText.includes('You said: from another origin'), null, { timeout: WAIT });
+      assert.doesNotMatch(await page.innerText('body'), /Send failed/u);
+      assert.deepEqual(failed.filter(f => !f.includes('/stream?')), [], 'no request was refused');
+    } finally {
+      await context.close();
+      server.close();
+    }
   });
 }
 
