@@ -209,6 +209,11 @@ func (s *Server) addressBotActivity(conv store.Conversation, a *activity.Activit
 	a.ID = ""
 	a.ChannelID = channelID
 	a.Conversation = &activity.ConversationAccount{ID: conv.ID}
+	dropForeignReplyTo(conv, a)
+}
+
+// dropForeignReplyTo drops a replyToId that is not an activity id of conv.
+func dropForeignReplyTo(conv store.Conversation, a *activity.Activity) {
 	if a.ReplyToID != "" {
 		if cid, _, err := activity.ParseID(a.ReplyToID); err != nil || cid != conv.ID {
 			a.ReplyToID = ""
@@ -271,7 +276,9 @@ func (s *Server) appendBotActivity(ctx context.Context, conv store.Conversation,
 // sendConversationHistory is SendConversationHistory: POST .../activities/history with
 // {activities:[...]} → 200 {id} (the last stored id). Each activity is stored as the bot sent it
 // apart from the fields the store owns (id, timestamp, sequence id), channelId and conversation;
-// from defaults to the bot.
+// from defaults to the bot. As for any bot activity, a replyToId naming no activity of the
+// conversation is dropped and the livestream rules apply (checkLivestream): an imported
+// revision of a sealed stream is ErrStreamConcluded, with the activities before it stored.
 func (s *Server) sendConversationHistory(c echo.Context) error {
 	conv, err := s.connectorConversation(c)
 	if err != nil {
@@ -300,6 +307,7 @@ func (s *Server) sendConversationHistory(c echo.Context) error {
 		}
 	}
 	var last string
+	ctx := c.Request().Context()
 	for _, a := range transcript.Activities {
 		if a.From == nil || a.From.ID == "" {
 			a.From = s.botAccount(conv)
@@ -307,7 +315,15 @@ func (s *Server) sendConversationHistory(c echo.Context) error {
 		a.ID = ""
 		a.ChannelID = channelID
 		a.Conversation = &activity.ConversationAccount{ID: conv.ID}
-		res, err := s.store.Append(c.Request().Context(), conv.ID, a)
+		dropForeignReplyTo(conv, a)
+		if err := s.knownReplyTo(ctx, conv, a); err != nil {
+			return err
+		}
+		seal, err := s.checkLivestream(ctx, conv, a)
+		if err != nil {
+			return err
+		}
+		res, err := s.store.AppendIf(ctx, conv.ID, a, seal)
 		if err != nil {
 			return err
 		}
@@ -332,7 +348,10 @@ func (s *Server) connectorActivity(c echo.Context) (store.Conversation, string, 
 // get it as a new frame and replace the activity in place, and history shows the latest revision
 // once at its original place (DESIGN invariant 9, field case R12). A body id other than the path
 // id, an activity the bot did not send, or a change to or from typing is ErrBadArgument; an
-// unknown or deleted activity is ErrNotFound.
+// unknown or deleted activity is ErrNotFound. A livestream is revised by posting its revisions
+// (WEBCHAT-ORDERING §4.5): an update of one of its activities is ErrStreamConcluded once it has
+// its final and ErrBadArgument before, as is an update that makes an activity a livestream's, so
+// that no update slips past the seal (DESIGN invariant 10, field case R13).
 func (s *Server) updateActivity(c echo.Context) error {
 	conv, id, err := s.connectorActivity(c)
 	if err != nil {
@@ -359,6 +378,15 @@ func (s *Server) updateActivity(c echo.Context) error {
 	// only in history.
 	if (old.Type == activity.TypeTyping) != (a.Type == activity.TypeTyping) {
 		return ErrBadArgument.Msg("an update cannot turn a %q activity into a %q one", old.Type, a.Type)
+	}
+	if ls, ok := old.Livestream(); ok {
+		if conv.Properties[propSealedPrefix+ls.SessionID] != "" {
+			return ErrStreamConcluded.Msg("activity %q belongs to the livestream %q, which already has its final activity", id, ls.SessionID)
+		}
+		return ErrBadArgument.Msg("activity %q belongs to the livestream %q: post a revision instead of updating it", id, ls.SessionID)
+	}
+	if _, ok := mirrorLivestream(a); ok || streamType(a) != "" {
+		return ErrBadArgument.Msg("an update cannot make an activity part of a livestream: post it as a revision")
 	}
 	s.addressBotActivity(conv, a)
 	if err := s.knownReplyTo(c.Request().Context(), conv, a); err != nil {

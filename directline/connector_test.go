@@ -31,6 +31,7 @@ func TestConnectorBadInput(t *testing.T) {
 	user := e.post(conv.Token, cid, map[string]any{"type": "message", "text": "mine"})
 	first := e.botSend(cid, "", map[string]any{"type": "typing", "text": "A", "channelData": map[string]any{"streamType": "streaming", "streamSequence": 1}})
 	e.botSend(cid, "", map[string]any{"type": "message", "text": "A b", "channelData": map[string]any{"streamType": "final", "streamId": first}})
+	open := e.botSend(cid, "", map[string]any{"type": "typing", "text": "B", "channelData": map[string]any{"streamType": "streaming", "streamSequence": 1}})
 	tests := []struct {
 		name   string
 		method string
@@ -69,6 +70,15 @@ func TestConnectorBadInput(t *testing.T) {
 			[]string{"conversations", cid, "activities"}, 400, CodeBadArgument},
 		{"final typing with text", http.MethodPost, map[string]any{"type": "typing", "text": "x", "channelData": map[string]any{"streamType": "final", "streamId": msg}},
 			[]string{"conversations", cid, "activities"}, 400, CodeBadArgument},
+		// A livestream is revised by posting: an update would slip past its seal (R13).
+		{"update of a sealed livestream's revision", http.MethodPut, map[string]any{"type": "typing", "text": "A changed", "channelData": map[string]any{"streamType": "streaming", "streamSequence": 1}},
+			[]string{"conversations", cid, "activities", first}, 409, CodeStreamConcluded},
+		{"update of an open livestream's revision", http.MethodPut, map[string]any{"type": "typing", "text": "B c", "channelData": map[string]any{"streamType": "streaming", "streamSequence": 2, "streamId": open}},
+			[]string{"conversations", cid, "activities", open}, 400, CodeBadArgument},
+		{"update into a livestream's final", http.MethodPut, map[string]any{"type": "message", "text": "a1", "channelData": map[string]any{"streamType": "final", "streamId": open}},
+			[]string{"conversations", cid, "activities", msg}, 400, CodeBadArgument},
+		{"history with a second final", http.MethodPost, map[string]any{"activities": []any{map[string]any{"type": "message", "text": "X y", "channelData": map[string]any{"streamType": "final", "streamId": first}}}},
+			[]string{"conversations", cid, "activities", "history"}, 409, CodeStreamConcluded},
 		{"upload without data", http.MethodPost, `{"type":"image/png"}`, []string{"conversations", cid, "attachments"}, 400, CodeMissingProperty},
 		{"upload bad base64", http.MethodPost, `{"type":"image/png","originalBase64":"***"}`, []string{"conversations", cid, "attachments"}, 400, CodeBadArgument},
 		{"unknown attachment", http.MethodGet, nil, []string{"attachments", "bm9wZQ.x"}, 404, CodeBadArgument},
@@ -357,7 +367,9 @@ func TestConnectorConversations(t *testing.T) {
 
 	r = e.connector(http.MethodPost, map[string]any{"activities": []any{
 		map[string]any{"type": "message", "text": "old 1", "id": "x1", "timestamp": "2020-01-01T00:00:00Z", "from": map[string]string{"id": "u9", "role": "user"}},
-		map[string]any{"type": "message", "text": "old 2", "id": "x2", "timestamp": "2020-01-01T00:00:01Z"},
+		// A reply to an id of the imported transcript, not of this conversation: Web Chat would
+		// hold it for an activity that never comes.
+		map[string]any{"type": "message", "text": "old 2", "id": "x2", "timestamp": "2020-01-01T00:00:01Z", "replyToId": "x1"},
 	}}, "conversations", created.ID, "activities", "history")
 	mustStatus(t, r, http.StatusOK)
 
@@ -372,7 +384,7 @@ func TestConnectorConversations(t *testing.T) {
 	if from["id"] != "b1" || from["name"] != "Bee" || from["role"] != "bot" || acts[0]["recipient"].(map[string]any)["id"] != "u9" {
 		t.Fatalf("the created activity's from %v recipient %v", from, acts[0]["recipient"])
 	}
-	if acts[1]["from"].(map[string]any)["id"] != "u9" || acts[2]["from"].(map[string]any)["id"] != "b1" || acts[1]["id"] == "x1" {
+	if acts[1]["from"].(map[string]any)["id"] != "u9" || acts[2]["from"].(map[string]any)["id"] != "b1" || acts[1]["id"] == "x1" || acts[2]["replyToId"] != nil {
 		t.Fatalf("history activities %v", acts[1:])
 	}
 
