@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -302,7 +303,12 @@ func TestSlowBotR07(t *testing.T) {
 	const ack = 400 * time.Millisecond
 	b := newTestBot(t)
 	release := make(chan struct{})
+	var releaseOnce sync.Once
+	releaseBot := func() { releaseOnce.Do(func() { close(release) }) }
 	e := newBotEnv(t, b.endpoint(), bot.Options{AckTimeout: ack, Timeout: 30 * time.Second})
+	// Registered last, so it runs first: a test that fails before releasing the bot must not
+	// leave its handler, and the server's shutdown with it, waiting.
+	t.Cleanup(releaseBot)
 	inline := replyInline(e)
 	b.setHandler(func(w http.ResponseWriter, a *activity.Activity) {
 		if a.Type == activity.TypeMessage {
@@ -328,7 +334,7 @@ func TestSlowBotR07(t *testing.T) {
 	if again := e.post(conv.Token, conv.ConversationID, msg); again != id {
 		t.Fatalf("resend got %q, want %q", again, id)
 	}
-	close(release)
+	releaseBot()
 	reply, _ := readActivities(t, ws, 1)
 	if reply[0]["replyToId"] != id || reply[0]["text"] != "echo: slow" || seqOf(t, reply[0]) <= seqOf(t, echo[0]) {
 		t.Fatalf("late reply %v, want a reply to %s after it", reply[0], id)

@@ -190,17 +190,24 @@ func TestTokenExpiryR10(t *testing.T) {
 		t.Fatalf("refresh at 1500 s: %s", r.body)
 	}
 
-	// Steps 3 and 4: at t=1900 s the old token is expired: 403 TokenExpired JSON for refresh and
-	// for reconnect; the refreshed token still works.
+	// Steps 3 and 4: at t=1900 s the old token is expired: 403 TokenExpired JSON for refresh,
+	// reconnect and posts; the refreshed token still works. Once as the running service has the
+	// token verified already, once after a restart, which starts with none verified.
 	clock.Set(t0.Add(1900 * time.Second))
-	for _, rq := range []request{
-		{method: http.MethodPost, path: "/tokens/refresh", auth: t1.Token},
-		{method: http.MethodGet, path: "/conversations/" + conv + "?watermark=5", auth: t1.Token},
-	} {
-		r := e.do(rq)
-		mustStatus(t, r, http.StatusForbidden)
-		if code := r.errorCode(t); code != CodeTokenExpired {
-			t.Fatalf("%s %s: code %s", rq.method, rq.path, code)
+	for _, restart := range []bool{false, true} {
+		if restart {
+			e.reopen()
+		}
+		for _, rq := range []request{
+			{method: http.MethodPost, path: "/tokens/refresh", auth: t1.Token},
+			{method: http.MethodGet, path: "/conversations/" + conv + "?watermark=5", auth: t1.Token},
+			{method: http.MethodPost, path: "/conversations/" + conv + "/activities", auth: t1.Token, body: `{"type":"message"}`},
+		} {
+			r := e.do(rq)
+			mustStatus(t, r, http.StatusForbidden)
+			if code := r.errorCode(t); code != CodeTokenExpired {
+				t.Fatalf("restart %v: %s %s: code %s", restart, rq.method, rq.path, code)
+			}
 		}
 	}
 	mustStatus(t, e.do(request{method: http.MethodGet, path: "/conversations/" + conv + "?watermark=5", auth: t2.Token}), http.StatusOK)

@@ -154,6 +154,12 @@ func TestFieldCases(t *testing.T) {
 			{ev: part("q1", "2025-01-01T00:00:00.000Z", "", "")},
 			{ev: in(botMsg("r", `,"timestamp":"2025-01-01T00:00:00.002Z"`))},
 			{ev: part("q3", "2025-01-01T00:00:00.001Z", "", ""), order: names("q1,q3,r")}}},
+		// With the late part after r, only the grouping keeps q1 with q3: the group sorts by its
+		// newest part, past r.
+		{"R16 case 1 late part after another activity pulls its group along", []fieldStep{
+			{ev: part("q1", "2025-01-01T00:00:00.000Z", "", "")},
+			{ev: in(botMsg("r", `,"timestamp":"2025-01-01T00:00:00.002Z"`))},
+			{ev: part("q3", "2025-01-01T00:00:00.003Z", "", ""), order: names("r,q1,q3")}}},
 		{"R16 case 2 group key is the max of its parts", []fieldStep{
 			{ev: part("p1", "2025-01-01T00:00:00.000Z", "", `,"channelData":{"streamType":"streaming","streamSequence":1}`)},
 			{ev: part("p2", "2025-01-01T00:00:00.010Z", "", `,"channelData":{"streamId":"p1","streamType":"streaming","streamSequence":2}`)},
