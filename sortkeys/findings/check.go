@@ -661,39 +661,75 @@ func (c *checker) order(rep *Report) {
 		rep.Service[k] = Placement{Name: d.id, Index: d.index, Service: k, Display: -1}
 	}
 	c.byID = nil
-	// The rule is about what a person sees: bubbles, each spanning the delivered activities
-	// among its revisions that no bubble higher up already shows.
+	lo, hi, places := c.deliveryPlaces(rank, len(list), basis)
+	// The rule is about what a person sees: bubbles, each spanning the deliveries of the
+	// activities among its revisions that no bubble higher up already shows.
 	rep.ScreenService = make([]int, len(rep.Screen))
 	spans := make([]Span, 0, len(rep.Screen))
 	spanOf := make([]int, len(rep.Screen)) // the span of the bubble at each place, -1 for none
 	for pos, b := range rep.Screen {
 		s := Span{First: -1}
+		rep.ScreenService[pos] = -1
 		for _, id := range b.IDs {
 			k, ok := rank[id]
 			if !ok || rep.Service[k].Display >= 0 {
 				continue
 			}
 			rep.Service[k].Display = pos
-			if s.First < 0 || k < s.First {
-				s.First = k
+			if s.First < 0 || lo[k] < s.First {
+				s.First = lo[k]
 			}
-			s.Last = max(s.Last, k)
+			s.Last = max(s.Last, hi[k])
+			if first := rep.ScreenService[pos]; first < 0 || k < first {
+				rep.ScreenService[pos] = k
+			}
 		}
-		rep.ScreenService[pos], spanOf[pos] = s.First, -1
+		spanOf[pos] = -1
 		if s.First >= 0 {
 			spanOf[pos] = len(spans)
 			spans = append(spans, s)
 		}
 	}
-	c.inversions(rep, spans, spanOf, basis)
+	c.inversions(rep, spans, spanOf, places, basis)
+}
+
+// deliveryPlaces gives each id of the service's order (rank: id → its place in list, n of them)
+// the first and last place of its deliveries among all deliveries in that order, revisions
+// included: an update delivered after other activities stretches its bubble's span to there.
+// In the sequence-id order a revision counts where its sequence id puts it, and only with a
+// numeric one. places is the number of places.
+func (c *checker) deliveryPlaces(rank map[string]int, n int, basis string) (lo, hi []int, places int) {
+	all := make([]*delivered, 0, len(c.deliveries))
+	for k := range c.deliveries {
+		d := &c.deliveries[k]
+		if _, ok := rank[d.id]; !ok || d.id == "" || (basis == ServiceOrderSequenceID && d.seqKind != seqNumber) {
+			continue
+		}
+		all = append(all, d)
+	}
+	if basis == ServiceOrderSequenceID {
+		sort.SliceStable(all, func(i, j int) bool { return all[i].seq < all[j].seq })
+	}
+	lo, hi = make([]int, n), make([]int, n)
+	for k := range lo {
+		lo[k] = -1
+	}
+	for p, d := range all {
+		k := rank[d.id]
+		if lo[k] < 0 {
+			lo[k] = p
+		}
+		hi[k] = p
+	}
+	return lo, hi, len(all)
 }
 
 // inversions counts the pairs of spans (one per bubble with a delivered revision, spanOf[pos]
 // for the bubble at screen place pos) shown in the opposite order to the server and reports
 // DL070 for each moved bubble.
-func (c *checker) inversions(rep *Report, spans []Span, spanOf []int, basis string) {
-	rep.Summary.InvertedPairs = InvertedPairs(spans, len(rep.Service))
-	moved := Moved(spans, len(rep.Service))
+func (c *checker) inversions(rep *Report, spans []Span, spanOf []int, places int, basis string) {
+	rep.Summary.InvertedPairs = InvertedPairs(spans, places)
+	moved := Moved(spans, places)
 	for k := range rep.Service {
 		if pos := rep.Service[k].Display; pos >= 0 {
 			rep.Service[k].Moved = moved[spanOf[pos]]
@@ -725,7 +761,7 @@ func (c *checker) inversions(rep *Report, spans []Span, spanOf []int, basis stri
 			continue
 		}
 		rep.Summary.Moved++
-		p := &rep.Service[spans[j].First]
+		p := &rep.Service[rep.ScreenService[place[j]]]
 		// Bubbles are named as the screen table names them: by the revision shown.
 		self := "shown at place " + strconv.Itoa(place[j]+1)
 		if shown := rep.Screen[place[j]].Name; shown != p.Name {

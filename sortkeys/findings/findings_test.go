@@ -539,9 +539,14 @@ func TestInversionsFollowTheScreen(t *testing.T) {
 		{"HowTo parts in position order", sortkeys.GenC, events(
 			part("p1", 1, "_:g", "3"), part("p2", 2, "_:g", "1"), part("p3", 3, "_:g", "2"), bot("m", 4, ""),
 		), userID, 2, []string{"p1"}, []int{1, 2, 0, 3}},
-		// The update of a moves its bubble below b; a still counts at its first delivery.
+		// The update of a moves its bubble below b, where the service delivered it: a's bubble
+		// spans both its deliveries, so it is not out of order.
 		{"update reusing an id", sortkeys.GenC, events(
 			ts("a", `"2024-05-01T10:00:01.000Z"`), ts("b", `"2024-05-01T10:00:02.000Z"`), ts("a", `"2024-05-01T10:00:03.000Z"`),
+		), userID, 0, nil, []int{1, 0}},
+		// An update delivered before b that still moves a below b is.
+		{"update moved past a later activity", sortkeys.GenC, events(
+			ts("a", `"2024-05-01T10:00:01.000Z"`), ts("a", `"2024-05-01T10:00:03.000Z"`), ts("b", `"2024-05-01T10:00:02.000Z"`),
 		), userID, 1, []string{"b"}, []int{1, 0}},
 		// The event is in state.activities after a but is not on screen.
 		{"hidden activity", sortkeys.GenC, events(event, ts("a", `"2024-05-01T10:00:05.000Z"`)), userID, 0, nil, []int{1}},
