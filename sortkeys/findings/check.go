@@ -707,8 +707,10 @@ func (c *checker) deliveryPlaces(rank map[string]int, n int, basis string) (lo, 
 		}
 		all = append(all, d)
 	}
-	if basis == ServiceOrderSequenceID {
-		sort.SliceStable(all, func(i, j int) bool { return all[i].seq < all[j].seq })
+	// A service's deliveries are mostly in sequence-id order already; checking costs a pass.
+	bySeq := func(i, j int) bool { return all[i].seq < all[j].seq }
+	if basis == ServiceOrderSequenceID && !sort.SliceIsSorted(all, bySeq) {
+		sort.SliceStable(all, bySeq)
 	}
 	lo, hi = make([]int, n), make([]int, n)
 	for k := range lo {
