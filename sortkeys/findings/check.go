@@ -353,7 +353,7 @@ func (c *checker) deliver(i int, a *act, echoOf *post) {
 	}
 	if echoOf != nil {
 		c.echo(i, a, echoOf)
-	} else if a.id == "" {
+	} else if a.id == "" && !a.idOther {
 		c.add(IDMissing, i, name, "delivered activity has no id")
 	}
 	if a.role == activity.RoleUser {

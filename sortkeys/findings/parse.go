@@ -17,6 +17,8 @@ import (
 // copied. Nothing keeps an act once its rules have run (see delivered and post).
 type act struct {
 	typ, id, role, clientID, replyTo string
+	// idOther says the id member is there but not a string (ActivityMalformed reports it).
+	idOther bool
 	// textRaw is the text member as sent; text decodes it for the few rules that compare texts.
 	textRaw json.RawMessage
 
@@ -239,6 +241,7 @@ func (a *act) parse(raw json.RawMessage, userID string) bool {
 	}
 	a.typ, _ = str(m.typ)
 	a.id, _ = str(m.id)
+	a.idOther = a.id == "" && m.id != nil && !isNull(m.id) && m.id[0] != '"'
 	a.textRaw = m.text
 	a.replyTo, _ = str(m.replyTo)
 	a.tsRaw = m.timestamp
