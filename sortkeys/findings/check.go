@@ -576,15 +576,31 @@ func (c *checker) partGrouping(i int, name string, e entity) {
 		if err := unmarshalFirst(raw, &po); err == nil {
 			id, isStr := po["@id"].(string)
 			if !isStr || !activity.IsIdentifier(id) {
-				c.add(PartOfIDInvalid, i, name, fmt.Sprintf("isPartOf[\"@id\"] %v is not a blank node (_:...) or a URL; Web Chat main (gen-c) does not group the activity", po["@id"]))
+				c.add(PartOfIDInvalid, i, name, fmt.Sprintf("isPartOf[\"@id\"] %v is not a blank node (_:...) or a URL; %s", po["@id"], c.notGrouped(isStr)))
 			}
 		}
 	}
 	if raw := e.position; raw != nil && !isNull(raw) {
 		if _, isNum := number(activity.FirstValue(raw)); !isNum {
-			c.add(PositionNotNumber, i, name, "position is "+jsonKind(activity.FirstValue(raw))+", not a number; the activity is not grouped")
+			c.add(PositionNotNumber, i, name, "position is "+jsonKind(activity.FirstValue(raw))+", not a number; "+c.notGrouped(true))
 		}
 	}
+}
+
+// notGrouped says what becomes of a part whose Message entity Web Chat main rejects, for the
+// profile checked: gen-b groups it all the same when the entity still names a grouping id
+// (patchActivity copies what it finds), and gen-a groups nothing.
+func (c *checker) notGrouped(namesGroup bool) string {
+	const main = "Web Chat main (gen-c) does not group the activity"
+	switch c.opts.Profile {
+	case sortkeys.GenB:
+		if namesGroup {
+			return main + "; the gen-b prerelease checked here still does"
+		}
+	case sortkeys.GenA:
+		return main + "; 4.18 (gen-a, checked here) groups no activity"
+	}
+	return main
 }
 
 // finish applies the rules that need the whole log.

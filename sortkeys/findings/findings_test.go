@@ -754,3 +754,30 @@ func TestEchoNotFromUserSaysWhy(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupingMessagesFollowTheProfile: DL050 and DL051 say what the generation checked does with
+// the part, besides what Web Chat main does.
+func TestGroupingMessagesFollowTheProfile(t *testing.T) {
+	log := events(part("a", 1, "h-00001", `"2"`))
+	for _, tc := range []struct {
+		profile sortkeys.Profile
+		says    string
+	}{
+		{sortkeys.GenC, "does not group the activity"},
+		{sortkeys.GenB, "the gen-b prerelease checked here still does"},
+		{sortkeys.GenA, "4.18 (gen-a, checked here) groups no activity"},
+	} {
+		rep := Check(log, Options{Profile: tc.profile, UserID: userID})
+		for _, rule := range []string{PartOfIDInvalid, PositionNotNumber} {
+			var msg string
+			for _, f := range rep.Findings {
+				if f.Rule == rule {
+					msg = f.Message
+				}
+			}
+			if !strings.HasSuffix(msg, tc.says) {
+				t.Errorf("%s %s: %q, want it to end %q", tc.profile, rule, msg, tc.says)
+			}
+		}
+	}
+}
