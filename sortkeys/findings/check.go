@@ -172,6 +172,9 @@ type delivered struct {
 	partOf json.RawMessage
 }
 
+// typeInvoke is the invoke activity type, which Web Chat hides.
+const typeInvoke = "invoke"
+
 // reply is a delivered activity with a replyToId, for ReplyToUnknown once the log has ended.
 type reply struct {
 	index         int
@@ -355,6 +358,11 @@ func (c *checker) deliver(i int, a *act, echoOf *post) {
 		c.echo(i, a, echoOf)
 	} else if a.id == "" && !a.idOther {
 		c.add(IDMissing, i, name, "delivered activity has no id")
+	}
+	switch a.typ {
+	case "", activity.TypeMessage, activity.TypeTyping, activity.TypeConversationUpdate, activity.TypeEvent, typeInvoke:
+	default:
+		c.add(TypeWithoutRenderer, i, name, fmt.Sprintf("Web Chat has no renderer for type %q: it throws \"No renderer for activity of type\", which may draw an error box; the service should not send it to Web Chat", a.typ))
 	}
 	if a.role == activity.RoleUser {
 		if !a.localTSPresent && (echoOf == nil || !echoOf.localTSPresent) {

@@ -25,6 +25,7 @@
 //	DL005-timestamp-not-increasing            SHOULD            timestamp is not later than the previous one in the service's order
 //	DL006-activity-malformed                  MUST              a member has the wrong JSON type, or the replay rejected the event
 //	DL007-id-missing                          MUST              a delivered activity (not an echo) has no id
+//	DL008-type-without-renderer               SHOULD            a type Web Chat has no renderer for (trace, endOfConversation, ...)
 //	DL010-sequence-id-partial                 MUST              webchat:sequence-id is missing while other activities have one
 //	DL011-sequence-id-string                  DROP-or-MISPLACE  webchat:sequence-id is a string or another non-number
 //	DL012-sequence-id-not-integer             MUST              webchat:sequence-id is a fraction or beyond ±2^53

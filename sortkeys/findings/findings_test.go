@@ -108,6 +108,8 @@ func TestRules(t *testing.T) {
 		{ActivityMalformed, events(in(`{"type":"message","id":"a","timestamp":"2024-05-01T10:00:00.000Z","from":"bot","text":"x"}`)), events(bot("a", 1, "")), 0},
 		{ActivityMalformed, events(bot("a", 1, ""), in(`[1,2]`)), events(bot("a", 1, "")), 1},
 		{IDMissing, events(in(`{"type":"message","timestamp":"2024-05-01T10:00:00.000Z","from":{"id":"bot"},"text":"x"}`)), events(bot("a", 1, "")), 0},
+		{TypeWithoutRenderer, events(in(`{"type":"trace","id":"t","timestamp":"2024-05-01T10:00:00.000Z","from":{"id":"bot"},"text":"x"}`)), events(in(`{"type":"event","id":"e","timestamp":"2024-05-01T10:00:00.000Z","from":{"id":"bot"},"name":"x"}`)), 0},
+		{TypeWithoutRenderer, events(in(`{"type":"endOfConversation","id":"t","timestamp":"2024-05-01T10:00:00.000Z","from":{"id":"bot"}}`)), events(bot("a", 1, "")), 0},
 		// A numeric id is an id to Web Chat; DL006 reports that it is not a string.
 		{IDMissing, events(in(`{"type":"message","timestamp":"2024-05-01T10:00:00.000Z","from":{"id":"bot"},"text":"x"}`)), events(in(`{"type":"message","id":1,"timestamp":"2024-05-01T10:00:00.000Z","from":{"id":"bot"},"text":"x"}`)), 0},
 		{SequenceIDPartial, events(bot("a", 1, ""), ts("b", `"2024-05-01T10:00:09.000Z"`)), events(bot("a", 1, ""), bot("b", 2, "")), 1},

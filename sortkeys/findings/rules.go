@@ -32,6 +32,7 @@ const (
 	TimestampNotIncreasing = "DL005-timestamp-not-increasing"
 	ActivityMalformed      = "DL006-activity-malformed"
 	IDMissing              = "DL007-id-missing"
+	TypeWithoutRenderer    = "DL008-type-without-renderer"
 
 	SequenceIDPartial    = "DL010-sequence-id-partial"
 	SequenceIDString     = "DL011-sequence-id-string"
@@ -68,6 +69,7 @@ var Rules = []Rule{
 	{TimestampNotIncreasing, Should, "Along the service's order, timestamp is equal to or earlier than the previous activity's; the service should bump it by 1 ms so arrival order never decides (WEBCHAT-ORDERING §8). Re-deliveries of an id are not compared."},
 	{ActivityMalformed, Must, "The activity JSON has a member of the wrong type (for example from as a string), or the replay could not use the event; Web Chat may fail on it."},
 	{IDMissing, Must, "A delivered activity (other than an echo) has no id. Web Chat invents a random one, so later updates never replace it and livestreams cannot link to it (createGroupedActivitiesReducer.ts)."},
+	{TypeWithoutRenderer, Should, "The activity's type is none Web Chat renders or hides (message, typing, conversationUpdate, event, invoke): trace, endOfConversation, handoff and the like reach Web Chat main's fallback renderer, which throws \"No renderer for activity of type …\" and may draw an error box in that slot. The service should not send them to Web Chat clients (WEBCHAT-ORDERING §5.2). The predicted screen leaves them out."},
 	{SequenceIDPartial, Must, "channelData[\"webchat:sequence-id\"] is missing here but present on other activities. Sequence ids and epoch milliseconds share one number space, so every activity with a sequence id sorts before every one without (WEBCHAT-ORDERING §4.4)."},
 	{SequenceIDString, DropOrMisplace, "webchat:sequence-id is a string (or another non-number); Web Chat ignores it and sorts by timestamp instead (getLogicalTimestamp.ts: typeof === 'number')."},
 	{SequenceIDNotInteger, Must, "webchat:sequence-id is a number but not an integer within ±2^53 (SORTING.md: integer)."},
