@@ -45,8 +45,18 @@ type Log struct {
 	// Profile and UserID come from a conformance vector; "" otherwise.
 	Profile string
 	UserID  string
-	// Expects counts the vector's expect checkpoints, which are not events of the replay.
-	Expects int
+	// Expects counts the vector's expect checkpoints, which are not events of the replay;
+	// Checkpoints holds them.
+	Expects     int
+	Checkpoints []Checkpoint
+}
+
+// Checkpoint is a conformance vector's expect event: the order (and screen, when given) after
+// the first After events, at input line Line and byte column Column.
+type Checkpoint struct {
+	After         int
+	Line, Column  int
+	Order, Screen []string
 }
 
 // Detected input formats.
@@ -418,7 +428,16 @@ func (r *reader) event(raw json.RawMessage, off int) error {
 	}
 	switch ev.Op {
 	case sortkeys.OpExpect:
+		var want struct{ Order, Screen []string }
+		if err := json.Unmarshal(raw, &want); err != nil {
+			return r.errAt(off, "expect: "+err.Error())
+		}
+		if want.Order == nil {
+			return r.errAt(off, "expect without order")
+		}
 		r.log.Expects++
+		r.log.Checkpoints = append(r.log.Checkpoints, Checkpoint{After: len(r.log.Events), Line: r.line(off), Column: r.column(off),
+			Order: want.Order, Screen: want.Screen})
 		return nil
 	case sortkeys.OpIncoming, sortkeys.OpPost, sortkeys.OpFulfilled:
 		if len(ev.Activity) == 0 || ev.Activity[0] != '{' {

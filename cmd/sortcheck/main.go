@@ -31,8 +31,8 @@
 //	--fail-on LEVEL              which findings make the exit status 1: must (default), misplace
 //	                             (MUST or DROP-or-MISPLACE) or should (any finding)
 //
-// Exit status: 0 when the log is clean (no finding at the --fail-on level), 1 when it has at least
-// one, 2 for usage or input errors (the message names the input line, with the byte column when
+// Exit status: 0 when the log is clean (no finding at the --fail-on level, and every expect
+// checkpoint of a vector holds), 1 when it is not, 2 for usage or input errors (the message names the input line, with the byte column when
 // the input is one line, and the reason).
 package main
 
@@ -137,6 +137,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			}
 		},
 	})
+	cps := checkCheckpoints(log, profile, userID)
 	bar.step("writing the report", "", 0, 0)
 	rows := screenRows(rep, log)
 	if html != nil {
@@ -149,9 +150,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// One write per row would be a system call per row on a terminal or pipe.
 	out := bufio.NewWriterSize(stdout, 64<<10)
 	if cfg.jsonOut {
-		err = writeJSON(out, source, log, rep, rows)
+		err = writeJSON(out, source, log, rep, rows, cps)
 	} else {
-		err = writeText(out, cfg.screen, source, log, rep, rows)
+		err = writeText(out, cfg.screen, source, log, rep, rows, cps)
 	}
 	if err == nil {
 		err = out.Flush()
@@ -165,6 +166,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if cfg.failOn == "should" {
 		failing += rep.Count(findings.Should)
+	}
+	for _, cp := range cps {
+		if !cp.Holds {
+			failing++
+		}
 	}
 	if failing > 0 {
 		return exitFindings
@@ -594,7 +600,7 @@ func fromRole(v []byte) (role string, ok bool) {
 	return role, ok
 }
 
-func writeText(w io.Writer, withScreen bool, source string, log *Log, rep findings.Report, rows []row) error {
+func writeText(w io.Writer, withScreen bool, source string, log *Log, rep findings.Report, rows []row, cps []checkpointResult) error {
 	s := rep.Summary
 	if withScreen {
 		fmt.Fprintf(w, "Predicted screen (%s, %s)\n", s.Profile, counted(len(rows), "bubble", "bubbles"))
@@ -624,10 +630,25 @@ func writeText(w io.Writer, withScreen bool, source string, log *Log, rep findin
 		return err
 	}
 	fmt.Fprintln(w)
+	held := 0
+	for _, cp := range cps {
+		if cp.Holds {
+			held++
+		}
+	}
+	if held < len(cps) {
+		fmt.Fprintf(w, "Checkpoints that fail (%d of %d)\n", len(cps)-held, len(cps))
+		for _, cp := range cps {
+			if !cp.Holds {
+				fmt.Fprintf(w, "  checkpoint %d, %s: %s\n", cp.Checkpoint, cp.place(), safe(cp.Problem))
+			}
+		}
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintln(w, "Summary")
 	expects := ""
-	if log.Expects > 0 {
-		expects = ", " + counted(log.Expects, "expect checkpoint", "expect checkpoints") + " not replayed"
+	if len(cps) > 0 {
+		expects = fmt.Sprintf(", %s: %d hold (%s)", counted(len(cps), "expect checkpoint", "expect checkpoints"), held, s.Profile)
 	}
 	fmt.Fprintf(w, "  input: %s (%s), %s: %s delivered, %s%s\n", source, log.Format,
 		counted(s.Events, "event", "events"), counted(s.Activities, "activity", "activities"), counted(s.Posts, "post", "posts"), expects)
@@ -675,7 +696,7 @@ type jsonFinding struct {
 	Column int `json:"column"`
 }
 
-func writeJSON(w io.Writer, source string, log *Log, rep findings.Report, rows []row) error {
+func writeJSON(w io.Writer, source string, log *Log, rep findings.Report, rows []row, cps []checkpointResult) error {
 	fs := make([]jsonFinding, len(rep.Findings))
 	for i, f := range rep.Findings {
 		fs[i] = jsonFinding{Finding: f, Line: log.Lines[f.Index], Column: log.Columns[f.Index]}
@@ -683,19 +704,20 @@ func writeJSON(w io.Writer, source string, log *Log, rep findings.Report, rows [
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(struct {
-		Input    jsonInput        `json:"input"`
-		Screen   []row            `json:"screen"`
-		Findings []jsonFinding    `json:"findings"`
-		Summary  findings.Summary `json:"summary"`
-		Rules    []findings.Rule  `json:"rules"`
+		Input       jsonInput          `json:"input"`
+		Screen      []row              `json:"screen"`
+		Findings    []jsonFinding      `json:"findings"`
+		Summary     findings.Summary   `json:"summary"`
+		Checkpoints []checkpointResult `json:"checkpoints"`
+		Rules       []findings.Rule    `json:"rules"`
 	}{
 		Input:  jsonInput{source, log.Format, log.Expects},
-		Screen: rows, Findings: fs, Summary: rep.Summary, Rules: findings.Rules,
+		Screen: rows, Findings: fs, Summary: rep.Summary, Checkpoints: cps, Rules: findings.Rules,
 	})
 }
 
 // jsonInput says what was read: Expects counts a conformance vector's expect checkpoints, which
-// are not replayed and so not among the summary's events.
+// are not events and so not among the summary's events (checkpoints has their outcomes).
 type jsonInput struct {
 	Source  string `json:"source"`
 	Format  string `json:"format"`
