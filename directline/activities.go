@@ -253,8 +253,10 @@ func (s *Server) post(ctx context.Context, cred credential, conv store.Conversat
 	}
 	if err := s.deliver(ctx, conv, res.Entry, ackTimeout); err != nil {
 		// A bot too slow to answer, or a client that hung up, may still get or have the
-		// activity: a resend of it is then answered as one the bot has (R07).
-		if !errors.Is(err, bot.ErrTimeout) && ctx.Err() == nil {
+		// activity: a resend of it is then answered as one the bot has (R07). Without a
+		// connection or a token nothing was sent, whatever the client did.
+		nothingSent := errors.Is(err, bot.ErrUnreachable) || errors.Is(err, bot.ErrCredentials)
+		if nothingSent || (!errors.Is(err, bot.ErrTimeout) && ctx.Err() == nil) {
 			s.markUndelivered(ctx, conv.ID, undelivered, true)
 		}
 		return "", err

@@ -1,11 +1,13 @@
 package directline
 
 import (
+	"context"
 	"encoding/json"
 	"net"
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -493,6 +495,41 @@ func TestResendAfterFailedDelivery(t *testing.T) {
 				t.Fatalf("the failure mark is left after the delivery: %v", props)
 			}
 		})
+	}
+}
+
+// switchableToken fails until ok is set.
+type switchableToken struct{ ok atomic.Bool }
+
+func (s *switchableToken) Token(ctx context.Context) (string, error) {
+	if s.ok.Load() {
+		return "tok", nil
+	}
+	<-ctx.Done() // a token endpoint that does not answer
+	return "", ctx.Err()
+}
+
+// TestResendAfterCredentialsFailure: without a token the activity never left the service, even
+// when the client hung up before the answer; the client gets 502 BotUnreachable, and a resend
+// once a token is had delivers it.
+func TestResendAfterCredentialsFailure(t *testing.T) {
+	b := newTestBot(t)
+	creds := &switchableToken{}
+	creds.ok.Store(true)
+	e := newBotEnv(t, b.endpoint(), bot.Options{Credentials: creds, AckTimeout: 100 * time.Millisecond})
+	conv := e.startConversation("u1")
+	b.next() // the conversationUpdate
+	creds.ok.Store(false)
+	msg := map[string]any{"type": "message", "text": "hello?", "channelData": map[string]string{"clientActivityID": "c1"}}
+	r := e.do(request{method: http.MethodPost, path: "/conversations/" + conv.ConversationID + "/activities", auth: conv.Token, body: msg})
+	mustStatus(t, r, http.StatusBadGateway)
+	if code := r.errorCode(t); code != CodeBotUnreachable {
+		t.Fatalf("code %s, want %s", code, CodeBotUnreachable)
+	}
+	creds.ok.Store(true)
+	id := e.post(conv.Token, conv.ConversationID, msg)
+	if m := b.next(); m.ID != id || m.Text != "hello?" {
+		t.Fatalf("the bot got %s %q, want the resent message %s", m.Type, m.ID, id)
 	}
 }
 

@@ -194,6 +194,7 @@ type delivery struct {
 //   - 2xx in time: Result{Acked: true, Status, Body}, nil
 //   - another status in time: *RejectedError{Status, Body excerpt}
 //   - no connection: ErrUnreachable (wrapping the cause), as soon as the dial fails
+//   - no token from Options.Credentials within the ack timeout: ErrCredentials, nothing sent
 //   - still running at the ack timeout: Result{Pending: true}, nil; the request continues up to
 //     Options.Timeout and its outcome is logged and reported to the Observer.
 //
@@ -235,10 +236,33 @@ func (c *Client) DeliverJSONWithin(ctx context.Context, endpoint string, a *acti
 	c.wg.Add(1)
 	c.mu.Unlock()
 
-	d := &delivery{done: make(chan outcome, 1)}
-	go c.run(context.WithoutCancel(ctx), d, endpoint, body, a)
+	// The token comes first, within the ack timeout: until the request is on its way the bot has
+	// nothing, so a delivery that cannot get one fails here (and may be sent again) instead of
+	// being reported Pending and failing unseen. The client hanging up does not stop it.
+	start := time.Now()
+	var header http.Header
+	if c.opts.Credentials != nil {
+		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ackTimeout)
+		tok, err := c.opts.Credentials.Token(tctx)
+		cancel()
+		if err != nil {
+			c.wg.Done()
+			err = fmt.Errorf("%w: %w", ErrCredentials, err)
+			if c.opts.Observer != nil {
+				c.opts.Observer.Delivered("credentials", time.Since(start))
+			}
+			c.log.Warn("bot delivery failed", slog.String("endpoint", endpoint), slog.String("activityId", a.ID),
+				slog.String("type", a.Type), slog.String("code", "credentials"), slog.String("error", err.Error()))
+			return Result{}, err
+		}
+		header = http.Header{"Authorization": {"Bearer " + tok}}
+		ackTimeout -= time.Since(start)
+	}
 
-	ack := time.NewTimer(ackTimeout)
+	d := &delivery{done: make(chan outcome, 1)}
+	go c.run(context.WithoutCancel(ctx), d, endpoint, body, header, a, start)
+
+	ack := time.NewTimer(max(ackTimeout, 0))
 	defer ack.Stop()
 	var waitErr error
 	select {
@@ -265,15 +289,14 @@ func (c *Client) DeliverJSONWithin(ctx context.Context, endpoint string, a *acti
 
 // run performs one delivery and hands its outcome to Deliver, or logs it when Deliver has
 // returned Pending.
-func (c *Client) run(ctx context.Context, d *delivery, endpoint string, body []byte, a *activity.Activity) {
+func (c *Client) run(ctx context.Context, d *delivery, endpoint string, body []byte, header http.Header, a *activity.Activity, start time.Time) {
 	defer c.wg.Done()
-	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
 	stop := context.AfterFunc(c.base, cancel)
 	defer stop()
 
-	res, code, err := c.post(ctx, endpoint, body)
+	res, code, err := c.post(ctx, endpoint, body, header)
 	elapsed := time.Since(start)
 
 	d.mu.Lock()
@@ -299,16 +322,9 @@ func (c *Client) run(ctx context.Context, d *delivery, endpoint string, body []b
 	c.log.Info("bot answered after the ack timeout", attrs...)
 }
 
-// post sends the request and classifies the result; code is the Observer's outcome code.
-func (c *Client) post(ctx context.Context, endpoint string, body []byte) (Result, string, error) {
-	var header http.Header
-	if c.opts.Credentials != nil {
-		tok, err := c.opts.Credentials.Token(ctx)
-		if err != nil {
-			return Result{}, "credentials", fmt.Errorf("%w: %w", ErrCredentials, err)
-		}
-		header = http.Header{"Authorization": {"Bearer " + tok}}
-	}
+// post sends the request with header added and classifies the result; code is the Observer's
+// outcome code.
+func (c *Client) post(ctx context.Context, endpoint string, body []byte, header http.Header) (Result, string, error) {
 	resp, err := c.send(ctx, endpoint, body, header)
 	if errors.Is(err, errUnread) {
 		resp, err = c.send(ctx, endpoint, body, header)

@@ -376,6 +376,35 @@ func TestDeliverCredentialsFailureSendsNothing(t *testing.T) {
 	}
 }
 
+// hangingToken never answers: its caller waits until its context ends.
+type hangingToken struct{}
+
+func (hangingToken) Token(ctx context.Context) (string, error) {
+	<-ctx.Done()
+	return "", ctx.Err()
+}
+
+// A token endpoint that does not answer makes the delivery fail at the ack timeout, with nothing
+// sent and the outcome reported, not Pending: the bot has nothing, so the activity may be sent
+// again, and a client hanging up meanwhile changes nothing.
+func TestDeliverTokenWaitEndsAtAckTimeout(t *testing.T) {
+	b := newBot(t, func(w http.ResponseWriter, r *http.Request) {})
+	obs := newRecorder()
+	c := newTestClient(t, Options{Credentials: hangingToken{}, Observer: obs, AckTimeout: 50 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := c.Deliver(ctx, b.URL, inbound())
+	if !errors.Is(err, ErrCredentials) || res.Pending {
+		t.Fatalf("got %+v, %v; want ErrCredentials and not Pending", res, err)
+	}
+	if e := obs.next(t); e.pending || e.code != "credentials" {
+		t.Fatalf("observer got %+v, want the outcome credentials", e)
+	}
+	if n := b.requests.Load(); n != 0 {
+		t.Fatalf("bot got %d requests", n)
+	}
+}
+
 func TestDeliverBadEndpoint(t *testing.T) {
 	c := newTestClient(t, Options{})
 	for _, ep := range []string{"", "api/messages", "ftp://host/x", "http://", "::"} {

@@ -28,8 +28,11 @@ type TokenSource interface {
 // ClientCredentials is a TokenSource using the OAuth 2.0 client-credentials grant (RFC 6749 §4.4):
 // it POSTs the form grant_type=client_credentials, client_id, client_secret, scope to TokenURL and
 // reads {"access_token", "expires_in" (seconds)}. The token is cached until shortly before it
-// expires; concurrent callers share one request to the endpoint. Use it by pointer; do not copy it
-// after first use.
+// expires and then renewed in the background while callers keep getting it, so that a slow or
+// failing endpoint stops no delivery before the token really runs out; concurrent callers share
+// one request to the endpoint, and after a failure the endpoint is asked again only after a
+// backoff (1 s, doubling up to 30 s), as Azure AD throttles clients that hammer it. Use it by
+// pointer; do not copy it after first use.
 type ClientCredentials struct {
 	// TokenURL is the token endpoint; "" means DefaultTokenURL.
 	TokenURL string
@@ -44,8 +47,12 @@ type ClientCredentials struct {
 
 	mu        sync.Mutex
 	token     string
-	refreshAt time.Time
+	refreshAt time.Time // when to start renewing token
+	usableTo  time.Time // when to stop handing token out (shortly before it expires)
 	inflight  *tokenFetch
+	failures  int              // consecutive failed fetches
+	retryAt   time.Time        // no fetch before this after a failure
+	lastErr   error            // the last fetch's error, while retryAt holds
 	now       func() time.Time // tests move the clock
 }
 
@@ -77,28 +84,56 @@ func (e *TokenEndpointError) Error() string {
 // ErrTokenResponse is returned when a 2xx answer of the token endpoint has no usable access token.
 var ErrTokenResponse = errors.New("botauth: token endpoint answer has no access_token")
 
-// refreshMargin is how long before expiry a cached token is replaced, so that a token never
-// expires while a request that carries it is on its way.
+// refreshMargin is how long before expiry renewing a cached token starts, so that a token never
+// expires while a request that carries it is on its way, and a renewal has time to fail and retry.
 const refreshMargin = 5 * time.Minute
+
+// expiryMargin is how long before expiry a cached token stops being handed out (at most a quarter
+// of its lifetime): time for the request that carries it to arrive.
+const expiryMargin = 30 * time.Second
+
+// Backoff after failed fetches: the first retry waits minBackoff, each next one twice as long, up
+// to maxBackoff.
+const (
+	minBackoff = time.Second
+	maxBackoff = 30 * time.Second
+)
 
 const fetchTimeout = 30 * time.Second
 
-// Token returns a valid access token, fetching a new one when none is cached or the cached one is
-// within five minutes (or half its lifetime, if shorter) of expiry. ctx bounds only this caller's
-// wait: the shared fetch keeps going for other callers. Errors: *TokenEndpointError,
-// ErrTokenResponse, transport errors, ctx.Err().
+// ErrBackoff wraps the last fetch's error while no new fetch is made (see ClientCredentials).
+var ErrBackoff = errors.New("botauth: waiting before asking the token endpoint again")
+
+// Token returns a valid access token. The cached one is returned until it is within 30 s (or a
+// quarter of its lifetime) of expiry; from five minutes (or half its lifetime) before expiry a
+// renewal runs in the background. Without a usable cached token the caller waits for a fetch,
+// which ctx bounds for this caller only: the shared fetch keeps going for the others. Within the
+// backoff after a failure it returns that failure at once, wrapped in ErrBackoff. Errors:
+// *TokenEndpointError, ErrTokenResponse, transport errors, ErrBackoff, ctx.Err().
 func (c *ClientCredentials) Token(ctx context.Context) (string, error) {
+	now := c.clock()
 	c.mu.Lock()
-	if c.token != "" && c.clock().Before(c.refreshAt) {
+	if c.token != "" && now.Before(c.refreshAt) {
 		tok := c.token
 		c.mu.Unlock()
 		return tok, nil
 	}
 	f := c.inflight
-	if f == nil {
+	if f == nil && !now.Before(c.retryAt) {
 		f = &tokenFetch{done: make(chan struct{})}
 		c.inflight = f
 		go c.fetch(context.WithoutCancel(ctx), f)
+	}
+	if c.token != "" && now.Before(c.usableTo) {
+		// Still good: the renewal, if any, goes on in the background.
+		tok := c.token
+		c.mu.Unlock()
+		return tok, nil
+	}
+	if f == nil {
+		err := fmt.Errorf("%w until %s: %w", ErrBackoff, c.retryAt.Format(time.RFC3339), c.lastErr)
+		c.mu.Unlock()
+		return "", err
 	}
 	c.mu.Unlock()
 	select {
@@ -123,8 +158,14 @@ func (c *ClientCredentials) fetch(ctx context.Context, f *tokenFetch) {
 	tok, lifetime, err := c.request(ctx)
 	c.mu.Lock()
 	if err == nil {
-		margin := min(refreshMargin, lifetime/2)
-		c.token, c.refreshAt = tok, start.Add(lifetime-margin)
+		c.token = tok
+		c.refreshAt = start.Add(lifetime - min(refreshMargin, lifetime/2))
+		c.usableTo = start.Add(lifetime - min(expiryMargin, lifetime/4))
+		c.failures, c.retryAt, c.lastErr = 0, time.Time{}, nil
+	} else {
+		c.failures++
+		c.retryAt = c.clock().Add(min(minBackoff<<min(c.failures-1, 10), maxBackoff))
+		c.lastErr = err
 	}
 	c.inflight = nil
 	c.mu.Unlock()

@@ -49,52 +49,154 @@ func newCredentials(t *testing.T, e *tokenEndpoint) *ClientCredentials {
 	return &ClientCredentials{TokenURL: srv.URL, ClientID: "app-1", ClientSecret: "pw", HTTPClient: srv.Client()}
 }
 
-func TestClientCredentialsCachesUntilShortlyBeforeExpiry(t *testing.T) {
+// idle waits until c has no fetch in flight, so that a background renewal has landed.
+func idle(t *testing.T, c *ClientCredentials) {
+	t.Helper()
+	for {
+		c.mu.Lock()
+		f := c.inflight
+		c.mu.Unlock()
+		if f == nil {
+			return
+		}
+		<-f.done
+	}
+}
+
+// stoppedClock is a clock tests move by hand; it is read from the fetch goroutines too.
+type stoppedClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *stoppedClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *stoppedClock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func TestClientCredentialsRenewsShortlyBeforeExpiry(t *testing.T) {
 	e := &tokenEndpoint{t: t}
 	c := newCredentials(t, e)
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	c.now = func() time.Time { return now }
+	clock := &stoppedClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c.now = clock.now
 	ctx := context.Background()
 
 	steps := []struct {
 		advance  time.Duration
 		want     string
-		requests int32
+		requests int32 // once any renewal has landed
 	}{
 		{0, "t1", 1},
 		{time.Minute, "t1", 1},
-		{53*time.Minute + 59*time.Second, "t1", 1}, // 55 min - 1 s after issue: still cached
-		{2 * time.Second, "t2", 2},                 // within 5 min of expiry: replaced
+		{53*time.Minute + 59*time.Second, "t1", 1}, // 55 min - 1 s after issue: cached
+		// Within 5 min of expiry the renewal starts; this caller still gets the valid t1.
+		{2 * time.Second, "t1", 2},
 		{time.Second, "t2", 2},
 	}
 	for i, s := range steps {
-		now = now.Add(s.advance)
+		clock.add(s.advance)
 		got, err := c.Token(ctx)
 		if err != nil {
 			t.Fatalf("step %d: %v", i, err)
 		}
+		idle(t, c)
 		if got != s.want || e.requests.Load() != s.requests {
 			t.Fatalf("step %d: token %q after %d requests, want %q after %d", i, got, e.requests.Load(), s.want, s.requests)
 		}
 	}
 }
 
-func TestClientCredentialsShortLivedTokenRefreshedAtHalfLife(t *testing.T) {
+func TestClientCredentialsShortLivedTokenRenewedAtHalfLife(t *testing.T) {
 	e := &tokenEndpoint{t: t, answer: func(n int32, w http.ResponseWriter) {
 		fmt.Fprintf(w, `{"expires_in":"60","access_token":"s%d"}`, n) // v1 endpoints send a string
 	}}
 	c := newCredentials(t, e)
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	c.now = func() time.Time { return now }
+	clock := &stoppedClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c.now = clock.now
 	for _, s := range []struct {
 		advance time.Duration
 		want    string
-	}{{0, "s1"}, {29 * time.Second, "s1"}, {time.Second, "s2"}} {
-		now = now.Add(s.advance)
+	}{{0, "s1"}, {29 * time.Second, "s1"}, {time.Second, "s1"}, {time.Second, "s2"}} {
+		clock.add(s.advance)
 		got, err := c.Token(context.Background())
+		idle(t, c)
 		if err != nil || got != s.want {
 			t.Fatalf("after %v: %q, %v; want %q", s.advance, got, err, s.want)
 		}
+	}
+}
+
+// A renewal that fails, or never answers, stops nothing while the cached token is still good;
+// once it is not, callers get the failure, and the endpoint is asked again after a backoff.
+func TestClientCredentialsFailedRenewalKeepsTheToken(t *testing.T) {
+	var failing, hanging atomic.Bool
+	release := make(chan struct{})
+	e := &tokenEndpoint{t: t}
+	e.answer = func(n int32, w http.ResponseWriter) {
+		switch {
+		case hanging.Load():
+			<-release
+			w.WriteHeader(http.StatusServiceUnavailable)
+		case failing.Load():
+			w.WriteHeader(http.StatusServiceUnavailable)
+		default:
+			fmt.Fprintf(w, `{"expires_in":3600,"access_token":"t%d"}`, n)
+		}
+	}
+	c := newCredentials(t, e)
+	clock := &stoppedClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c.now = clock.now
+	ctx := context.Background()
+	if tok, err := c.Token(ctx); tok != "t1" || err != nil {
+		t.Fatalf("first token %q, %v", tok, err)
+	}
+
+	// The renewal hangs: callers are not held up.
+	hanging.Store(true)
+	clock.add(56 * time.Minute)
+	for range 3 {
+		if tok, err := c.Token(ctx); tok != "t1" || err != nil {
+			t.Fatalf("while the renewal hangs: %q, %v", tok, err)
+		}
+	}
+	failing.Store(true)
+	hanging.Store(false)
+	close(release)
+	idle(t, c)
+
+	// It failed: t1 is still handed out, and the next attempt waits for the backoff.
+	if tok, err := c.Token(ctx); tok != "t1" || err != nil {
+		t.Fatalf("after a failed renewal: %q, %v", tok, err)
+	}
+	idle(t, c)
+	if n := e.requests.Load(); n != 2 {
+		t.Fatalf("%d requests within the backoff, want 2", n)
+	}
+	// Past the token's end, callers get the failure without asking again during the backoff.
+	clock.add(4*time.Minute - expiryMargin/2)
+	tok, err := c.Token(ctx)
+	var te *TokenEndpointError
+	if tok != "" || !errors.As(err, &te) {
+		t.Fatalf("past the token's end: %q, %v", tok, err)
+	}
+	if _, err := c.Token(ctx); !errors.Is(err, ErrBackoff) || !errors.As(err, &te) {
+		t.Fatalf("within the backoff: %v, want ErrBackoff wrapping the endpoint's answer", err)
+	}
+	if n := e.requests.Load(); n != 3 {
+		t.Fatalf("%d requests, want 3", n)
+	}
+	// The endpoint is back: after the backoff the next caller gets a new token.
+	failing.Store(false)
+	clock.add(maxBackoff)
+	if tok, err := c.Token(ctx); tok != "t4" || err != nil {
+		t.Fatalf("after the backoff: %q, %v", tok, err)
 	}
 }
 
@@ -157,13 +259,18 @@ func TestClientCredentialsErrors(t *testing.T) {
 				fmt.Fprint(w, tc.body)
 			}}
 			c := newCredentials(t, e)
-			for range 2 {
+			clock := &stoppedClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+			c.now = clock.now
+			for i := range 3 {
 				tok, err := c.Token(context.Background())
-				if tok != "" || !tc.check(err) {
-					t.Fatalf("got %q, %v", tok, err)
+				if tok != "" || !tc.check(err) || (i == 1) != errors.Is(err, ErrBackoff) {
+					t.Fatalf("call %d: got %q, %v", i, tok, err)
+				}
+				// The second call comes within the backoff, the third after it.
+				if i == 1 {
+					clock.add(minBackoff)
 				}
 			}
-			// Failures are not cached: the second call asked again.
 			if n := e.requests.Load(); n != 2 {
 				t.Fatalf("%d requests, want 2", n)
 			}
