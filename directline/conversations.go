@@ -208,8 +208,9 @@ func (s *Server) start(ctx context.Context, cred credential, p tokenParameters) 
 }
 
 // readStartParams reads the body of tokens/generate or conversations and the bot query parameter,
-// which wins over the body's botEndpoint. A bot endpoint needs a secret (ErrForbidden otherwise)
-// and must pass checkBotEndpoint.
+// which wins over the body's botEndpoint. A bot endpoint needs a secret (ErrForbidden otherwise),
+// no app id for the bot (ErrBadArgument: Options.ConnectorValidator set) and must pass
+// checkBotEndpoint.
 func (s *Server) readStartParams(c echo.Context, secret bool) (tokenParameters, error) {
 	p, err := readParams(c.Request())
 	if err != nil {
@@ -223,6 +224,11 @@ func (s *Server) readStartParams(c echo.Context, secret bool) (tokenParameters, 
 	}
 	if !secret {
 		return p, ErrForbidden.Msg("only the Direct Line secret may choose the bot endpoint")
+	}
+	if s.validator != nil {
+		// Deliveries then carry a token issued for the bot, which anyone could collect and replay
+		// to the bot (as another channel) from an endpoint of their own.
+		return p, ErrBadArgument.Msg("the bot has an app id: its endpoint cannot be chosen per conversation, as deliveries carry a token for it")
 	}
 	return p, checkBotEndpoint(p.BotEndpoint)
 }

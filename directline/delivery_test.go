@@ -13,6 +13,7 @@ import (
 
 	"github.com/directline-go/directline/activity"
 	"github.com/directline-go/directline/directline/bot"
+	"github.com/directline-go/directline/directline/botauth"
 )
 
 // checkEnvelope is the strict schema check of field case R19: every activity the service sends a
@@ -407,6 +408,20 @@ func TestBotEndpointOverride(t *testing.T) {
 	mustStatus(t, r, http.StatusForbidden)
 	r = e.do(request{method: http.MethodPost, path: "/conversations", auth: testSecret, body: map[string]any{"botEndpoint": "ftp://x"}})
 	mustStatus(t, r, http.StatusBadRequest)
+
+	// A bot with an app id gets a token with each delivery: no conversation may send it elsewhere.
+	withAppID := newBotEnv(t, def.endpoint(), bot.Options{}, func(o *Options) {
+		o.ConnectorValidator = &botauth.Validator{Audience: botauth.BotTokenAudience, Issuers: botauth.BotFrameworkIssuers}
+	})
+	for _, path := range []string{"/conversations?bot=" + other.endpoint(), "/tokens/generate?bot=" + other.endpoint()} {
+		r = withAppID.do(request{method: http.MethodPost, path: path, auth: testSecret})
+		mustStatus(t, r, http.StatusBadRequest)
+	}
+	r = withAppID.do(request{method: http.MethodPost, path: "/conversations", auth: testSecret, body: map[string]any{"botEndpoint": other.endpoint()}})
+	mustStatus(t, r, http.StatusBadRequest)
+	if n := len(other.received()); n != 1+2 {
+		t.Fatalf("the other bot got %d activities, want only the 3 of the first conversation", n)
+	}
 }
 
 // TestUploadGetsLongerBudget: an upload waits for the bot up to UploadAckTimeout, so a bot that

@@ -120,7 +120,8 @@ type Options struct {
 	// for activities with attachments than for others). Default DefaultUploadAckTimeout.
 	UploadAckTimeout time.Duration
 	// ConnectorValidator, when set, checks the bearer token of every Bot Connector call (a bot
-	// with an app id); a missing, forged or expired token is 401.
+	// with an app id); a missing, forged or expired token is 401. It also means deliveries carry a
+	// token for the bot, so a conversation may not choose its own bot endpoint.
 	ConnectorValidator *botauth.Validator
 	// ConnectorAllow lists the networks whose unauthenticated Bot Connector calls are accepted
 	// when ConnectorValidator is nil (a bot without an app id sends no token); others get 403.

@@ -53,8 +53,11 @@ type Config struct {
 	// BotAppID and BotAppPassword are the bot's Microsoft app credentials. Empty: no token is
 	// sent to the bot and unauthenticated connector calls are accepted from ConnectorAllow.
 	BotAppID, BotAppPassword string
+	// BotTenantID is a single-tenant bot's Azure AD tenant: its tokens' issuers are accepted
+	// too, and BotTokenURL defaults to the tenant's endpoint. Empty: a multi-tenant bot.
+	BotTenantID string
 	// BotTokenURL is the client-credentials token endpoint for tokens sent to the bot. Default
-	// the Azure AD Bot Framework endpoint.
+	// the Azure AD Bot Framework endpoint (the tenant's with BotTenantID).
 	BotTokenURL string
 	// BotOpenIDMetadata is the OpenID configuration whose jwks_uri has the keys of the bot's
 	// tokens; BotJWKSURL, when set, names the key set directly instead.
@@ -251,6 +254,7 @@ func loadConfig(args []string, getenv func(string) string, out io.Writer) (Confi
 	l.string(&c.BotName, "bot-name", "", `the bot's display name (default: from the bot's first activity, else "Bot")`)
 	l.string(&c.BotAppID, "bot-app-id", "", "the bot's Microsoft app id; empty = no auth between service and bot (needs no internet)")
 	l.hidden(&c.BotAppPassword, "bot-app-password", "the bot's Microsoft app password (with --bot-app-id)")
+	l.string(&c.BotTenantID, "bot-tenant-id", "", "a single-tenant bot's Azure AD tenant id (with --bot-app-id): its tokens are accepted and it gets tokens from the tenant")
 	l.string(&c.BotTokenURL, "bot-token-url", botauth.DefaultTokenURL, "client-credentials token endpoint for the tokens sent to the bot (with --bot-app-id; internet unless local)")
 	l.string(&c.BotOpenIDMetadata, "bot-openid-metadata", botauth.BotFrameworkOpenIDMetadataURL, "OpenID configuration naming the keys of the bot's tokens (with --bot-app-id; internet unless local)")
 	l.string(&c.BotJWKSURL, "bot-jwks-url", "", "JWKS with the keys of the bot's tokens; replaces --bot-openid-metadata when set")
@@ -285,7 +289,11 @@ func loadConfig(args []string, getenv func(string) string, out io.Writer) (Confi
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
-	return c, c.validate()
+	if c.BotTenantID != "" && c.BotTokenURL == botauth.DefaultTokenURL {
+		c.BotTokenURL = botauth.TenantTokenURL(c.BotTenantID)
+	}
+	err := c.validate()
+	return c, err
 }
 
 // validate checks values the flag types cannot.
@@ -301,6 +309,14 @@ func (c *Config) validate() error {
 	}
 	if (c.BotAppID == "") != (c.BotAppPassword == "") {
 		errs = append(errs, errors.New("--bot-app-id and --bot-app-password go together"))
+	}
+	if c.BotTenantID != "" {
+		if c.BotAppID == "" {
+			errs = append(errs, errors.New("--bot-tenant-id needs --bot-app-id"))
+		}
+		if strings.ContainsAny(c.BotTenantID, "/?#:@ ") {
+			errs = append(errs, fmt.Errorf("--bot-tenant-id %q: want a tenant id (a GUID) or domain", c.BotTenantID))
+		}
 	}
 	if c.BotAppID != "" && c.BotEndpoint == botDemo {
 		errs = append(errs, errors.New("the demo bot has no app id: use --bot-app-id with a bot endpoint URL"))

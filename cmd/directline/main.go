@@ -27,6 +27,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -266,8 +267,14 @@ func startBot(cfg Config, opts bot.Options, public string, listen *net.TCPAddr, 
 	if cfg.BotAppID != "" {
 		creds := &botauth.ClientCredentials{TokenURL: cfg.BotTokenURL, ClientID: cfg.BotAppID, ClientSecret: cfg.BotAppPassword}
 		opts.Credentials = creds
-		// A wrong password or an unreachable token endpoint then shows in the log at start, not
-		// first as a client's 502; the token is cached for the first delivery.
+		validator = botauth.BotFramework(cfg.BotAppID, nil)
+		keys := &botauth.JWKS{URL: cfg.BotJWKSURL, MetadataURL: cfg.BotOpenIDMetadata}
+		validator.Keys = keys
+		if cfg.BotTenantID != "" {
+			validator.Issuers = append(slices.Clone(validator.Issuers), botauth.TenantIssuers(cfg.BotTenantID)...)
+		}
+		// A wrong password, or an unreachable token endpoint or key set, then shows in the log at
+		// start, not first as a client's 502 or a bot's 503; the token and keys are cached.
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), botTokenCheckTimeout)
 			defer cancel()
@@ -275,9 +282,11 @@ func startBot(cfg Config, opts bot.Options, public string, listen *net.TCPAddr, 
 				logger.Error("cannot get a token to call the bot with; deliveries fail until one is had",
 					"token_url", cfg.BotTokenURL, "app_id", cfg.BotAppID, "err", err)
 			}
+			if _, err := keys.Key(ctx, ""); errors.Is(err, botauth.ErrKeysUnavailable) {
+				logger.Error("cannot load the keys of the bot's tokens; its Bot Connector calls get 503 until they load",
+					"openid_metadata", cfg.BotOpenIDMetadata, "jwks_url", cfg.BotJWKSURL, "err", err)
+			}
 		}()
-		validator = botauth.BotFramework(cfg.BotAppID, nil)
-		validator.Keys = &botauth.JWKS{URL: cfg.BotJWKSURL, MetadataURL: cfg.BotOpenIDMetadata}
 	}
 	client := bot.NewClient(opts)
 	delivery := &directline.BotClient{Client: client, Endpoint: cfg.BotEndpoint}

@@ -89,6 +89,17 @@ func TestLoadConfig(t *testing.T) {
 				c.BotEndpoint, c.BotAckTimeout, c.BotAppID, c.BotAppPassword = "none", time.Second, "app", "flagpw"
 				c.GCPercent = 0
 			}},
+		// A single-tenant bot gets its tokens from its tenant, unless the token URL is given.
+		{"single-tenant bot", []string{"--bot-endpoint=none", "--bot-app-id=app", "--bot-app-password=pw", "--bot-tenant-id=contoso.onmicrosoft.com"}, nil,
+			func(c *Config) {
+				c.BotEndpoint, c.BotAppID, c.BotAppPassword, c.BotTenantID = "none", "app", "pw", "contoso.onmicrosoft.com"
+				c.BotTokenURL = "https://login.microsoftonline.com/contoso.onmicrosoft.com/oauth2/v2.0/token"
+			}},
+		{"single-tenant bot with a token URL", []string{"--bot-endpoint=none", "--bot-app-id=app", "--bot-app-password=pw", "--bot-tenant-id=t1",
+			"--bot-token-url=http://127.0.0.1:1/token"}, nil,
+			func(c *Config) {
+				c.BotEndpoint, c.BotAppID, c.BotAppPassword, c.BotTenantID, c.BotTokenURL = "none", "app", "pw", "t1", "http://127.0.0.1:1/token"
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -121,6 +132,8 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"unknown bot endpoint", []string{"--bot-endpoint", "bot.example"}, nil, "bot-endpoint"},
 		{"app id without password", []string{"--bot-endpoint", "http://127.0.0.1:3978/api/messages", "--bot-app-id", "app"}, nil, "bot-app-password"},
 		{"app id with the demo bot", []string{"--bot-app-id", "app", "--bot-app-password", "pw"}, nil, "demo"},
+		{"tenant without app id", []string{"--bot-tenant-id", "t1"}, nil, "bot-tenant-id"},
+		{"tenant that is a URL", []string{"--bot-endpoint", "none", "--bot-app-id", "app", "--bot-app-password", "pw", "--bot-tenant-id", "https://login.example/t1"}, nil, "bot-tenant-id"},
 		{"bad connector allow", []string{"--connector-allow", "localhost"}, nil, "localhost"},
 		{"zero ack timeout", []string{"--bot-ack-timeout", "0s"}, nil, "bot-ack-timeout"},
 		{"relative public URL", []string{"--public-url", "chat.example"}, nil, "public-url"},
@@ -613,22 +626,32 @@ func TestRunWithBotAppID(t *testing.T) {
 	t.Cleanup(bot.Close)
 
 	addr := runService(t, "--bot-endpoint", bot.URL+"/api/messages", "--bot-app-id", "app1", "--bot-app-password", "pw",
-		"--bot-token-url", auth.URL+"/token", "--bot-jwks-url", auth.URL+"/jwks")
+		"--bot-token-url", auth.URL+"/token", "--bot-jwks-url", auth.URL+"/jwks", "--bot-tenant-id", "tenant-1")
 	conv := startWithUser(t, addr)
 	if h := <-got; h != "Bearer minted" {
 		t.Fatalf("delivery Authorization %q, want the minted token", h)
 	}
-	tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{"iss": botauth.BotFrameworkIssuers[0], "aud": botauth.BotTokenAudience,
-		"appid": "app1", "exp": time.Now().Add(time.Hour).Unix()})
-	tok.Header["kid"] = "k1"
-	signed, err := tok.SignedString(key)
-	if err != nil {
-		t.Fatal(err)
+	sign := func(iss string) string {
+		tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{"iss": iss, "aud": botauth.BotTokenAudience,
+			"appid": "app1", "exp": time.Now().Add(time.Hour).Unix()})
+		tok.Header["kid"] = "k1"
+		signed, err := tok.SignedString(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return "Bearer " + signed
 	}
 	for _, tc := range []struct {
 		auth   string
 		status int
-	}{{"", http.StatusUnauthorized}, {"Bearer " + signed, http.StatusOK}} {
+	}{
+		{"", http.StatusUnauthorized},
+		{sign(botauth.BotFrameworkIssuers[0]), http.StatusOK},
+		// A single-tenant bot's tokens come from its own tenant (--bot-tenant-id), in either format.
+		{sign("https://sts.windows.net/tenant-1/"), http.StatusOK},
+		{sign("https://login.microsoftonline.com/tenant-1/v2.0"), http.StatusOK},
+		{sign("https://sts.windows.net/tenant-2/"), http.StatusUnauthorized},
+	} {
 		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/v3/conversations/"+conv.ConversationID+"/activities",
 			strings.NewReader(`{"type":"message","text":"from the bot"}`))
 		req.Header.Set("Content-Type", "application/json")
@@ -646,16 +669,34 @@ func TestRunWithBotAppID(t *testing.T) {
 	}
 }
 
-// TestBotCredentialsCheckedAtStart: with a bot app id, the service asks for a token as it starts,
-// so that a refused password is logged then, with the token endpoint's answer.
+// TestBotCredentialsCheckedAtStart: with a bot app id, the service asks for a token and loads the
+// keys of the bot's tokens as it starts, so that a refused password or an unreachable key set is
+// logged then, with the reason.
 func TestBotCredentialsCheckedAtStart(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
-		name, password string
-		wantError      bool
-	}{{"accepted", "pw", false}, {"refused", "wrong", true}} {
+		name, password, jwks     string
+		wantError, wantKeysError bool
+	}{{"accepted", "pw", "/jwks", false, false}, {"refused", "wrong", "/jwks", true, false}, {"keys unreachable", "pw", "/nokeys", false, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			asked := make(chan struct{}, 4)
+			keysAsked := make(chan struct{}, 4)
 			auth := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch r.URL.Path {
+				case "/jwks":
+					defer func() { keysAsked <- struct{}{} }()
+					_ = json.NewEncoder(w).Encode(map[string]any{"keys": []any{map[string]string{"kty": "RSA", "kid": "k1", "use": "sig",
+						"n": base64.RawURLEncoding.EncodeToString(key.N.Bytes()),
+						"e": base64.RawURLEncoding.EncodeToString(big.NewInt(int64(key.E)).Bytes())}}})
+					return
+				case "/nokeys":
+					defer func() { keysAsked <- struct{}{} }()
+					w.WriteHeader(http.StatusInternalServerError)
+					return
+				}
 				defer func() { asked <- struct{}{} }()
 				if r.FormValue("client_secret") != "pw" {
 					w.WriteHeader(http.StatusUnauthorized)
@@ -676,7 +717,8 @@ func TestBotCredentialsCheckedAtStart(t *testing.T) {
 				return string(data)
 			}
 			logger := slog.New(slog.NewTextHandler(logs, nil))
-			cfg := Config{BotEndpoint: "http://127.0.0.1:1/api/messages", BotAppID: "app1", BotAppPassword: tc.password, BotTokenURL: auth.URL}
+			cfg := Config{BotEndpoint: "http://127.0.0.1:1/api/messages", BotAppID: "app1", BotAppPassword: tc.password, BotTokenURL: auth.URL,
+				BotJWKSURL: auth.URL + tc.jwks}
 			_, _, stop, err := startBot(cfg, bot.Options{}, "http://127.0.0.1:2", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 2}, logger)
 			if err != nil {
 				t.Fatal(err)
@@ -693,6 +735,18 @@ func TestBotCredentialsCheckedAtStart(t *testing.T) {
 			}
 			if got := logged(); strings.Contains(got, line) != tc.wantError || (tc.wantError && !strings.Contains(got, "invalid_client")) {
 				t.Fatalf("log after the token request:\n%s", got)
+			}
+			select {
+			case <-keysAsked:
+			case <-time.After(10 * time.Second):
+				t.Fatal("no key set request at start")
+			}
+			const keysLine = "cannot load the keys of the bot's tokens"
+			for deadline := time.Now().Add(2 * time.Second); tc.wantKeysError && !strings.Contains(logged(), keysLine) && time.Now().Before(deadline); {
+				time.Sleep(5 * time.Millisecond)
+			}
+			if got := logged(); strings.Contains(got, keysLine) != tc.wantKeysError {
+				t.Fatalf("log after the key set request:\n%s", got)
 			}
 		})
 	}

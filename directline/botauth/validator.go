@@ -26,6 +26,18 @@ var BotFrameworkIssuers = []string{
 	"https://login.microsoftonline.com/f8cdef31-a31e-4b4a-93e4-5f571e91255a/v2.0",
 }
 
+// TenantIssuers are the issuers of Azure AD tokens minted in tenant (a directory id or domain) in
+// the v1.0 and v2.0 formats: those of a single-tenant bot, whose tokens come from its own tenant
+// rather than the Bot Framework one.
+func TenantIssuers(tenant string) []string {
+	return []string{"https://sts.windows.net/" + tenant + "/", "https://login.microsoftonline.com/" + tenant + "/v2.0"}
+}
+
+// TenantTokenURL is the Azure AD v2 token endpoint of tenant.
+func TenantTokenURL(tenant string) string {
+	return "https://login.microsoftonline.com/" + tenant + "/oauth2/v2.0/token"
+}
+
 // Validation errors. Every rejected token gives an error that matches ErrInvalidToken with
 // errors.Is (and also the jwt/v5 cause, e.g. jwt.ErrTokenExpired), except a missing header
 // (ErrMissingToken) and key sets that cannot be loaded (ErrKeysUnavailable), which are not the
