@@ -266,3 +266,19 @@ func TestOversizedBodyRefusedBeforeItIsSent(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestLogLines: one line per request, naming the caller's address (and what a proxy says
+// it forwarded for), and an error answered once is not logged again as one "after the response".
+func TestRequestLogLines(t *testing.T) {
+	var logs syncBuffer
+	e := newEnv(t, func(o *Options) { o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})) })
+	r := e.do(request{method: http.MethodGet, path: "/conversations/x/activities", header: map[string]string{"X-Forwarded-For": "203.0.113.7"}})
+	mustStatus(t, r, http.StatusUnauthorized)
+	got := logs.String()
+	if strings.Count(got, "msg=request") != 1 || !strings.Contains(got, "remote=127.0.0.1:") || !strings.Contains(got, "forwarded_for=203.0.113.7") {
+		t.Fatalf("request log:\n%s", got)
+	}
+	if strings.Contains(got, "after response was committed") {
+		t.Fatalf("the answered error is logged again:\n%s", got)
+	}
+}

@@ -172,16 +172,22 @@ type errorBody struct {
 	} `json:"error"`
 }
 
+// errorAnswered marks, in the echo context, a request whose error handleError has answered.
+const errorAnswered = "directline.errorAnswered"
+
 // handleError is the echo HTTPErrorHandler: the one place that writes errors. It writes nothing
 // once the response is committed, which includes a WebSocket upgrade (the connection is hijacked
 // and any later write would corrupt it).
 func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
-		if !errors.Is(err, context.Canceled) {
+		// The request logger hands every error here, and echo hands it again at the end: only an
+		// error no call here answered is worth a line.
+		if c.Get(errorAnswered) == nil && !errors.Is(err, context.Canceled) {
 			s.log.Debug("error after response was committed", "path", c.Request().URL.Path, "err", err)
 		}
 		return
 	}
+	c.Set(errorAnswered, true)
 	e, clientFault := toError(err)
 	if !clientFault {
 		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)

@@ -306,9 +306,13 @@ func (s *Server) routes(origins []string) *echo.Echo {
 			if upgraded(c, v.Error) {
 				status = http.StatusSwitchingProtocols
 			}
-			s.log.LogAttrs(c.Request().Context(), level, "request",
-				slog.String("method", v.Method), slog.String("path", v.URIPath),
-				slog.Int("status", status), slog.Duration("latency", v.Latency))
+			attrs := []slog.Attr{slog.String("method", v.Method), slog.String("path", v.URIPath),
+				slog.Int("status", status), slog.Duration("latency", v.Latency), slog.String("remote", c.Request().RemoteAddr)}
+			// The address a proxy says it forwarded for; the client may have written it itself.
+			if fwd := c.Request().Header.Get(echo.HeaderXForwardedFor); fwd != "" {
+				attrs = append(attrs, slog.String("forwarded_for", fwd))
+			}
+			s.log.LogAttrs(c.Request().Context(), level, "request", attrs...)
 			return nil
 		},
 	}))

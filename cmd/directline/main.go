@@ -205,7 +205,12 @@ func run(ctx context.Context, cfg Config, out, logOut io.Writer) error {
 		return errors.Join(err, shutdown(httpSrv, hub, stopBot, st, cfg.ShutdownTimeout, logger))
 	}
 	logger.Info("shutting down")
-	return shutdown(httpSrv, hub, stopBot, st, cfg.ShutdownTimeout, logger)
+	start := time.Now()
+	err = shutdown(httpSrv, hub, stopBot, st, cfg.ShutdownTimeout, logger)
+	if err == nil {
+		logger.Info("stopped", "took", time.Since(start).Round(time.Millisecond))
+	}
+	return err
 }
 
 // withDemoPage routes every path outside /v3/ and /metrics to the demo page unless --demo-page is
