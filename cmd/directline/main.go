@@ -102,10 +102,6 @@ func run(ctx context.Context, cfg Config, out, logOut io.Writer) error {
 	if err := os.MkdirAll(filepath.Dir(cfg.Data), 0o700); err != nil {
 		return fmt.Errorf("create data directory: %w", err)
 	}
-	key, err := directline.LoadOrCreateKey(cfg.Data + ".key")
-	if err != nil {
-		return err
-	}
 	secrets := cfg.Secrets
 	if len(secrets) == 0 {
 		secret, err := newSecret()
@@ -142,9 +138,21 @@ func run(ctx context.Context, cfg Config, out, logOut io.Writer) error {
 		m := metrics.New()
 		storeOpts.Observer, hubOpts.Metrics, botOpts.Observer, dlMetrics = m, m, m, m
 	}
+	dataInfo, dataErr := os.Stat(cfg.Data)
 	st, err := bolt.Open(cfg.Data, storeOpts)
 	if err != nil {
 		return err
+	}
+	// Made only once the data file is this process's: a start that fails on the port or the
+	// file leaves no key behind, and no second process makes one for the same file.
+	keyPath := cfg.Data + ".key"
+	if _, err := os.Stat(keyPath); errors.Is(err, os.ErrNotExist) && dataErr == nil && dataInfo.Size() > 0 {
+		logger.Warn("the data file has no key file beside it: a new signing key is made, so tokens and download links issued before no longer work; restore the key file to keep them",
+			"data", cfg.Data, "key", keyPath)
+	}
+	key, err := directline.LoadOrCreateKey(keyPath)
+	if err != nil {
+		return errors.Join(err, st.Close())
 	}
 	hub = stream.NewHub(st, hubOpts)
 	delivery, validator, stopBot, err := startBot(cfg, botOpts, public, ln.Addr().(*net.TCPAddr), logger)

@@ -264,6 +264,51 @@ func TestRunPortInUse(t *testing.T) {
 	if err := run(context.Background(), cfg, &out, io.Discard); err == nil || !strings.Contains(err.Error(), "address already in use") || out.Len() != 0 {
 		t.Fatalf("run on a port in use: %v, printed %q", err, out.String())
 	}
+	if _, err := os.Stat(cfg.Data + ".key"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a start that failed left a key file: %v", err)
+	}
+}
+
+// TestRunWarnsOfMissingKeyFile: a data file whose key file is gone gets a new key, which voids
+// every token and download link issued before; the operator is told so.
+func TestRunWarnsOfMissingKeyFile(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "directline.db")
+	start := func() string {
+		cfg, err := loadConfig([]string{"--addr", "127.0.0.1:0", "--data", data, "--bot-endpoint", "none", "--demo-page", "none", "--secret", "s"}, envOf(nil), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		pr, pw := io.Pipe()
+		var logs bytes.Buffer
+		done := make(chan error, 1)
+		go func() {
+			done <- run(ctx, cfg, pw, &logs)
+			pw.Close()
+		}()
+		lines := bufio.NewScanner(pr)
+		for lines.Scan() && !strings.HasPrefix(lines.Text(), "listening on ") {
+		}
+		go io.Copy(io.Discard, pr)
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		return logs.String()
+	}
+	const warning = "the data file has no key file beside it"
+	if got := start(); strings.Contains(got, warning) {
+		t.Fatalf("a new data file got the warning:\n%s", got)
+	}
+	if got := start(); strings.Contains(got, warning) {
+		t.Fatalf("a data file with its key got the warning:\n%s", got)
+	}
+	if err := os.Remove(data + ".key"); err != nil {
+		t.Fatal(err)
+	}
+	if got := start(); !strings.Contains(got, warning) {
+		t.Fatalf("no warning for the missing key file:\n%s", got)
+	}
 }
 
 // TestRunWarnsOfShortTokenLifetime: tokens that expire before Web Chat's 15-minute refresh end
