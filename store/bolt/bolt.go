@@ -8,9 +8,11 @@ package bolt
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -83,13 +85,78 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
-// Open opens or creates the store file at path (mode 0600) and starts its writer.
+// openBolt is bolt.Open, with the panics bbolt raises on pages it cannot make sense of (a damaged
+// freelist) turned into ErrDamaged.
+func openBolt(path string, o *bolt.Options) (db *bolt.DB, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			db, err = nil, fmt.Errorf("%w: %s: %v", ErrDamaged, path, r)
+		}
+	}()
+	return bolt.Open(path, 0o600, o)
+}
+
+// checkLength refuses a file shorter than its newest meta page says it is: bbolt maps the file
+// and would touch the missing pages, which kills the process (SIGBUS) rather than fail. A missing
+// or empty file is a new store. The meta page layout is bbolt's file format (version 2): after a
+// 16-byte page header, magic, version and page size (uint32 each), flags, the root bucket (16
+// bytes), the freelist page id, the high-water page id and the transaction id (uint64 each).
+func checkLength(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("store/bolt: open %s: %w", path, err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil || info.Size() == 0 {
+		return err
+	}
+	const magic = 0xED0CDAED
+	var hdr [72]byte
+	var need, txid uint64
+	for _, off := range []int64{0, -1} {
+		if off < 0 {
+			// The second meta page follows the first, one page further.
+			off = int64(binary.LittleEndian.Uint32(hdr[24:28]))
+		}
+		if _, err := f.ReadAt(hdr[:], off); err != nil {
+			return fmt.Errorf("%w: %s: its header is cut short", ErrDamaged, path)
+		}
+		if binary.LittleEndian.Uint32(hdr[16:20]) != magic {
+			if off == 0 {
+				return fmt.Errorf("%w: %s: not a bbolt file", ErrDamaged, path)
+			}
+			continue
+		}
+		pageSize := uint64(binary.LittleEndian.Uint32(hdr[24:28]))
+		if id := binary.LittleEndian.Uint64(hdr[64:72]); id >= txid {
+			txid, need = id, binary.LittleEndian.Uint64(hdr[56:64])*pageSize
+		}
+	}
+	if uint64(info.Size()) < need {
+		return fmt.Errorf("%w: %s: %d bytes where its header needs %d (a copy taken while the service wrote?)", ErrDamaged, path, info.Size(), need)
+	}
+	return nil
+}
+
+// ErrDamaged is returned by Open for a file that is not a whole bbolt file: cut short (a copy
+// taken while the service wrote, a full disk) or overwritten.
+var ErrDamaged = errors.New("store/bolt: the data file is damaged")
+
+// Open opens or creates the store file at path (mode 0600) and starts its writer. Errors:
+// ErrDamaged (wrapped, naming the file), a lock timeout, I/O errors.
 func Open(path string, opts Options) (*Store, error) {
 	timeout := opts.LockTimeout
 	if timeout == 0 {
 		timeout = 10 * time.Second
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{
+	if err := checkLength(path); err != nil {
+		return nil, err
+	}
+	db, err := openBolt(path, &bolt.Options{
 		Timeout:      timeout,
 		NoSync:       opts.NoSync,
 		FreelistType: bolt.FreelistMapType,

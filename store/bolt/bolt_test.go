@@ -2,7 +2,9 @@ package bolt
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -250,6 +252,66 @@ func TestOpenLockedFileSaysSo(t *testing.T) {
 	_, err = Open(path, Options{LockTimeout: 50 * time.Millisecond})
 	if err == nil || !strings.Contains(err.Error(), "locked by another process") {
 		t.Fatalf("second Open: %v", err)
+	}
+}
+
+// TestOpenDamagedFile: a file cut short, overwritten or not bbolt at all is ErrDamaged naming
+// it, never a crash of the process; an empty file is a new store.
+func TestOpenDamagedFile(t *testing.T) {
+	good := filepath.Join(t.TempDir(), "good.db")
+	s, err := Open(good, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.CreateConversation(context.Background(), store.Conversation{ID: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2000 {
+		if _, err := s.Append(context.Background(), "c", message(strings.Repeat("x", 200), fmt.Sprintf("c%d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noise := bytes.Repeat([]byte{0xA5, 0x3C, 0xFF, 0x01}, 1024)
+	// The newest meta page names the freelist page (bbolt's layout, as checkLength reads it).
+	pageSize := int(binary.LittleEndian.Uint32(data[24:28]))
+	meta := data[:80]
+	if second := data[pageSize : pageSize+80]; binary.LittleEndian.Uint64(second[64:72]) > binary.LittleEndian.Uint64(meta[64:72]) {
+		meta = second
+	}
+	freelist := int(binary.LittleEndian.Uint64(meta[48:56])) * pageSize
+	overwritten := append([]byte(nil), data...)
+	copy(overwritten[freelist:], noise[:pageSize])
+	for _, tc := range []struct {
+		name    string
+		content []byte
+		damaged bool
+	}{
+		{"cut short after its meta pages", data[:8192], true},
+		{"cut short in its header", data[:100], true},
+		{"freelist overwritten", overwritten, true},
+		{"not a bbolt file", bytes.Repeat([]byte("{}\n"), 5000), true},
+		{"empty", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "dl.db")
+			if err := os.WriteFile(path, tc.content, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			st, err := Open(path, Options{LockTimeout: time.Second})
+			if st != nil {
+				st.Close()
+			}
+			if got := errors.Is(err, ErrDamaged); got != tc.damaged || (tc.damaged && !strings.Contains(err.Error(), path)) {
+				t.Fatalf("Open: %v; want damaged %v, naming the file", err, tc.damaged)
+			}
+		})
 	}
 }
 
