@@ -271,7 +271,9 @@ func TestOversizedBodyRefusedBeforeItIsSent(t *testing.T) {
 // it forwarded for), and an error answered once is not logged again as one "after the response".
 func TestRequestLogLines(t *testing.T) {
 	var logs syncBuffer
-	e := newEnv(t, func(o *Options) { o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})) })
+	e := newEnv(t, func(o *Options) {
+		o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
 	r := e.do(request{method: http.MethodGet, path: "/conversations/x/activities", header: map[string]string{"X-Forwarded-For": "203.0.113.7"}})
 	mustStatus(t, r, http.StatusUnauthorized)
 	got := logs.String()
