@@ -255,8 +255,7 @@ func (s *Server) post(ctx context.Context, cred credential, conv store.Conversat
 		// A bot too slow to answer, or a client that hung up, may still get or have the
 		// activity: a resend of it is then answered as one the bot has (R07). Without a
 		// connection or a token nothing was sent, whatever the client did.
-		nothingSent := errors.Is(err, bot.ErrUnreachable) || errors.Is(err, bot.ErrCredentials)
-		if nothingSent || (!errors.Is(err, bot.ErrTimeout) && ctx.Err() == nil) {
+		if nothingSent(err) || (!errors.Is(err, bot.ErrTimeout) && ctx.Err() == nil) {
 			s.markUndelivered(ctx, conv.ID, undelivered, true)
 		}
 		return "", err

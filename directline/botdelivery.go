@@ -3,7 +3,9 @@ package directline
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -43,6 +45,28 @@ type BotClient struct {
 	Client *bot.Client
 	// Endpoint is the default messaging endpoint (an http(s) URL); "" or "none" means no bot.
 	Endpoint string
+	// Fixed says deliveries carry a token for the bot (it has an app id): they go to Endpoint
+	// only, never to an endpoint a conversation chose (before the app id was set), which would
+	// collect the token.
+	Fixed bool
+}
+
+// ErrConversationEndpoint: the conversation names a bot endpoint of its own, which a bot with an
+// app id does not use (BotClient.Fixed). Nothing is sent.
+var ErrConversationEndpoint = errors.New("directline: the conversation names its own bot endpoint, and the bot has an app id")
+
+// endpoint is where conv's activities go: "" for none.
+func (b *BotClient) endpoint(conv store.Conversation) (string, error) {
+	endpoint := conv.BotEndpoint
+	if endpoint == "" {
+		endpoint = b.Endpoint
+	} else if b.Fixed && endpoint != b.Endpoint {
+		return "", ErrConversationEndpoint
+	}
+	if endpoint == BotEndpointNone {
+		endpoint = ""
+	}
+	return endpoint, nil
 }
 
 // Deliver POSTs a to the conversation's bot and waits for the bot's answer at most ackTimeout
@@ -50,28 +74,22 @@ type BotClient struct {
 // request goes on in the background (field case R07). Errors are the bot package's (see
 // toError for their catalogue entries) or ctx's when the caller left first.
 func (b *BotClient) Deliver(ctx context.Context, conv store.Conversation, a *activity.Activity, ackTimeout time.Duration) error {
-	endpoint := conv.BotEndpoint
-	if endpoint == "" {
-		endpoint = b.Endpoint
+	endpoint, err := b.endpoint(conv)
+	if endpoint == "" || err != nil {
+		return err
 	}
-	if endpoint == "" || endpoint == BotEndpointNone {
-		return nil
-	}
-	_, err := b.Client.DeliverWithin(ctx, endpoint, a, ackTimeout)
+	_, err = b.Client.DeliverWithin(ctx, endpoint, a, ackTimeout)
 	return err
 }
 
 // DeliverJSON is Deliver for an activity already encoded: body is a as activity.Encode writes
 // it (store.Entry.JSON), sent without encoding a again.
 func (b *BotClient) DeliverJSON(ctx context.Context, conv store.Conversation, a *activity.Activity, body []byte, ackTimeout time.Duration) error {
-	endpoint := conv.BotEndpoint
-	if endpoint == "" {
-		endpoint = b.Endpoint
+	endpoint, err := b.endpoint(conv)
+	if endpoint == "" || err != nil {
+		return err
 	}
-	if endpoint == "" || endpoint == BotEndpointNone {
-		return nil
-	}
-	_, err := b.Client.DeliverJSONWithin(ctx, endpoint, a, body, ackTimeout)
+	_, err = b.Client.DeliverJSONWithin(ctx, endpoint, a, body, ackTimeout)
 	return err
 }
 
@@ -170,9 +188,29 @@ func (s *Server) sendConversationUpdate(ctx context.Context, conv store.Conversa
 		return
 	}
 	cu := s.conversationUpdate(conv, added, from)
-	if err := s.bot.Deliver(ctx, conv, cu, 0); err != nil {
-		s.log.Warn("conversationUpdate not delivered", "conversation", conv.ID, "err", err)
+	err := s.bot.Deliver(ctx, conv, cu, 0)
+	if err == nil {
+		return
 	}
+	s.log.Warn("conversationUpdate not delivered", "conversation", conv.ID, "err", err)
+	if !nothingSent(err) {
+		return
+	}
+	// The bot never heard of them: they are members again only once it does, so the next
+	// activity announces them first (joinUser).
+	if _, err := s.store.UpdateConversation(context.WithoutCancel(ctx), conv.ID, func(cv *store.Conversation) error {
+		cv.Members = slices.DeleteFunc(cv.Members, func(m store.Member) bool { return containsMember(added, m.ID) })
+		return nil
+	}); err != nil {
+		s.log.Warn("conversationUpdate not delivered and its members kept", "conversation", conv.ID, "err", err)
+	}
+}
+
+// nothingSent reports a delivery error after which the bot surely has nothing: no connection,
+// no token, or an endpoint not used.
+func nothingSent(err error) bool {
+	return errors.Is(err, bot.ErrUnreachable) || errors.Is(err, bot.ErrCredentials) ||
+		errors.Is(err, bot.ErrBadEndpoint) || errors.Is(err, ErrConversationEndpoint)
 }
 
 // joinUser adds user to the conversation's members if absent and then sends the bot one

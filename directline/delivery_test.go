@@ -14,6 +14,7 @@ import (
 	"github.com/directline-go/directline/activity"
 	"github.com/directline-go/directline/directline/bot"
 	"github.com/directline-go/directline/directline/botauth"
+	"github.com/directline-go/directline/store"
 )
 
 // checkEnvelope is the strict schema check of field case R19: every activity the service sends a
@@ -545,6 +546,47 @@ func TestResendAfterCredentialsFailure(t *testing.T) {
 	id := e.post(conv.Token, conv.ConversationID, msg)
 	if m := b.next(); m.ID != id || m.Text != "hello?" {
 		t.Fatalf("the bot got %s %q, want the resent message %s", m.Type, m.ID, id)
+	}
+}
+
+// TestWelcomeAfterCredentialsFailure: a conversationUpdate the bot never got (no token) does not
+// count: the first message announces the members, before itself, once a token is had.
+func TestWelcomeAfterCredentialsFailure(t *testing.T) {
+	b := newTestBot(t)
+	creds := &switchableToken{}
+	e := newBotEnv(t, b.endpoint(), bot.Options{Credentials: creds, AckTimeout: 100 * time.Millisecond})
+	conv := e.startConversation("u1")
+	if n := len(b.received()); n != 0 {
+		t.Fatalf("the bot got %d activities without a token", n)
+	}
+	creds.ok.Store(true)
+	id := e.post(conv.Token, conv.ConversationID, map[string]any{"type": "message", "text": "hi"})
+	cu := b.next()
+	if cu.Type != activity.TypeConversationUpdate || !equalStrings(membersAdded(t, cu), []string{DefaultBotID, "u1"}) {
+		t.Fatalf("before the message the bot got %s %s, want conversationUpdate [%s u1]", cu.Type, cu.Extra["membersAdded"], DefaultBotID)
+	}
+	if m := b.next(); m.ID != id {
+		t.Fatalf("the bot got %s %q, want the message %s", m.Type, m.ID, id)
+	}
+}
+
+// TestConversationEndpointNotUsedWithAppID: a conversation whose own bot endpoint was chosen
+// before the bot had an app id gets nothing delivered there afterwards: the deliveries would carry
+// the bot's token.
+func TestConversationEndpointNotUsedWithAppID(t *testing.T) {
+	def, other := newTestBot(t), newTestBot(t)
+	e := newBotEnv(t, def.endpoint(), bot.Options{}, func(o *Options) { o.Bot.(*BotClient).Fixed = true })
+	if _, _, err := e.store.CreateConversation(context.Background(), store.Conversation{ID: "chosen", Started: true, BotEndpoint: other.endpoint()}); err != nil {
+		t.Fatal(err)
+	}
+	r := e.do(request{method: http.MethodPost, path: "/conversations/chosen/activities", auth: testSecret,
+		body: map[string]any{"type": "message", "text": "x", "from": map[string]string{"id": "u"}}})
+	mustStatus(t, r, http.StatusBadGateway)
+	if code := r.errorCode(t); code != CodeBotUnreachable {
+		t.Fatalf("code %s, want %s", code, CodeBotUnreachable)
+	}
+	if n, m := len(other.received()), len(def.received()); n != 0 || m != 0 {
+		t.Fatalf("the chosen endpoint got %d activities and the bot %d, want none", n, m)
 	}
 }
 

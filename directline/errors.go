@@ -126,6 +126,8 @@ func toError(err error) (*Error, bool) {
 		return ErrBotRejectedActivity.Msg("Failed to send activity: bot closed the connection without an answer"), true
 	case errors.Is(err, bot.ErrUnreachable), errors.Is(err, bot.ErrBadEndpoint):
 		return ErrBotUnreachable, true
+	case errors.Is(err, ErrConversationEndpoint):
+		return ErrBotUnreachable.Msg("Failed to send activity: this conversation was started with a bot endpoint of its own, which a bot with an app id does not use"), true
 	case errors.Is(err, bot.ErrCredentials):
 		return ErrBotUnreachable.Msg("Failed to send activity: the service could not get a token to call the bot with"), false
 	case errors.Is(err, bot.ErrTimeout):

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/directline-go/directline/directline"
 	"github.com/directline-go/directline/directline/bot"
 	"github.com/directline-go/directline/directline/botauth"
@@ -254,7 +256,7 @@ func loadConfig(args []string, getenv func(string) string, out io.Writer) (Confi
 	l.string(&c.BotName, "bot-name", "", `the bot's display name (default: from the bot's first activity, else "Bot")`)
 	l.string(&c.BotAppID, "bot-app-id", "", "the bot's Microsoft app id; empty = no auth between service and bot (needs no internet)")
 	l.hidden(&c.BotAppPassword, "bot-app-password", "the bot's Microsoft app password (with --bot-app-id)")
-	l.string(&c.BotTenantID, "bot-tenant-id", "", "a single-tenant bot's Azure AD tenant id (with --bot-app-id): its tokens are accepted and it gets tokens from the tenant")
+	l.string(&c.BotTenantID, "bot-tenant-id", "", "a single-tenant bot's Azure AD tenant id, a GUID (with --bot-app-id): its tokens are accepted and it gets tokens from the tenant")
 	l.string(&c.BotTokenURL, "bot-token-url", botauth.DefaultTokenURL, "client-credentials token endpoint for the tokens sent to the bot (with --bot-app-id; internet unless local)")
 	l.string(&c.BotOpenIDMetadata, "bot-openid-metadata", botauth.BotFrameworkOpenIDMetadataURL, "OpenID configuration naming the keys of the bot's tokens (with --bot-app-id; internet unless local)")
 	l.string(&c.BotJWKSURL, "bot-jwks-url", "", "JWKS with the keys of the bot's tokens; replaces --bot-openid-metadata when set")
@@ -314,8 +316,9 @@ func (c *Config) validate() error {
 		if c.BotAppID == "" {
 			errs = append(errs, errors.New("--bot-tenant-id needs --bot-app-id"))
 		}
-		if strings.ContainsAny(c.BotTenantID, "/?#:@ ") {
-			errs = append(errs, fmt.Errorf("--bot-tenant-id %q: want a tenant id (a GUID) or domain", c.BotTenantID))
+		// Azure AD writes the tenant's GUID, never its domain, in the tokens' issuer.
+		if _, err := uuid.Parse(c.BotTenantID); err != nil || len(c.BotTenantID) != 36 {
+			errs = append(errs, fmt.Errorf("--bot-tenant-id %q: want the tenant's id, a GUID such as 72f988bf-86f1-41af-91ab-2d7cd011db47 (Azure AD puts it, not the domain, in its tokens)", c.BotTenantID))
 		}
 	}
 	if c.BotAppID != "" && c.BotEndpoint == botDemo {

@@ -146,8 +146,13 @@ func run(ctx context.Context, cfg Config, out, logOut io.Writer) error {
 	// Made only once the data file is this process's: a start that fails on the port or the
 	// file leaves no key behind, and no second process makes one for the same file.
 	keyPath := cfg.Data + ".key"
-	if _, err := os.Stat(keyPath); errors.Is(err, os.ErrNotExist) && dataErr == nil && dataInfo.Size() > 0 {
+	_, keyErr := os.Stat(keyPath)
+	switch {
+	case errors.Is(keyErr, os.ErrNotExist) && dataErr == nil && dataInfo.Size() > 0:
 		logger.Warn("the data file has no key file beside it: a new signing key is made, so tokens and download links issued before no longer work; restore the key file to keep them",
+			"data", cfg.Data, "key", keyPath)
+	case keyErr == nil && dataErr == nil && dataInfo.Size() == 0:
+		logger.Warn("the data file is empty although its key file is there: it starts with no conversations; restore the data file to keep them",
 			"data", cfg.Data, "key", keyPath)
 	}
 	key, err := directline.LoadOrCreateKey(keyPath)
@@ -295,6 +300,10 @@ func startBot(cfg Config, opts bot.Options, public string, listen *net.TCPAddr, 
 				logger.Error("cannot get a token to call the bot with; deliveries fail until one is had",
 					"token_url", cfg.BotTokenURL, "app_id", cfg.BotAppID, "err", err)
 			}
+		}()
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), botTokenCheckTimeout)
+			defer cancel()
 			if _, err := keys.Key(ctx, ""); errors.Is(err, botauth.ErrKeysUnavailable) {
 				logger.Error("cannot load the keys of the bot's tokens; its Bot Connector calls get 503 until they load",
 					"openid_metadata", cfg.BotOpenIDMetadata, "jwks_url", cfg.BotJWKSURL, "err", err)
@@ -302,7 +311,7 @@ func startBot(cfg Config, opts bot.Options, public string, listen *net.TCPAddr, 
 		}()
 	}
 	client := bot.NewClient(opts)
-	delivery := &directline.BotClient{Client: client, Endpoint: cfg.BotEndpoint}
+	delivery := &directline.BotClient{Client: client, Endpoint: cfg.BotEndpoint, Fixed: cfg.BotAppID != ""}
 	stopDemo := func(context.Context) error { return nil }
 	if cfg.BotEndpoint == botDemo {
 		client := &http.Client{Timeout: 30 * time.Second, Transport: localTransport{public: strings.TrimRight(public, "/"), local: localURL(listen), next: bot.PooledTransport(256)}}

@@ -90,15 +90,15 @@ func TestLoadConfig(t *testing.T) {
 				c.GCPercent = 0
 			}},
 		// A single-tenant bot gets its tokens from its tenant, unless the token URL is given.
-		{"single-tenant bot", []string{"--bot-endpoint=none", "--bot-app-id=app", "--bot-app-password=pw", "--bot-tenant-id=contoso.onmicrosoft.com"}, nil,
+		{"single-tenant bot", []string{"--bot-endpoint=none", "--bot-app-id=app", "--bot-app-password=pw", "--bot-tenant-id=11111111-2222-3333-4444-555555555555"}, nil,
 			func(c *Config) {
-				c.BotEndpoint, c.BotAppID, c.BotAppPassword, c.BotTenantID = "none", "app", "pw", "contoso.onmicrosoft.com"
-				c.BotTokenURL = "https://login.microsoftonline.com/contoso.onmicrosoft.com/oauth2/v2.0/token"
+				c.BotEndpoint, c.BotAppID, c.BotAppPassword, c.BotTenantID = "none", "app", "pw", "11111111-2222-3333-4444-555555555555"
+				c.BotTokenURL = "https://login.microsoftonline.com/11111111-2222-3333-4444-555555555555/oauth2/v2.0/token"
 			}},
-		{"single-tenant bot with a token URL", []string{"--bot-endpoint=none", "--bot-app-id=app", "--bot-app-password=pw", "--bot-tenant-id=t1",
+		{"single-tenant bot with a token URL", []string{"--bot-endpoint=none", "--bot-app-id=app", "--bot-app-password=pw", "--bot-tenant-id=11111111-2222-3333-4444-555555555555",
 			"--bot-token-url=http://127.0.0.1:1/token"}, nil,
 			func(c *Config) {
-				c.BotEndpoint, c.BotAppID, c.BotAppPassword, c.BotTenantID, c.BotTokenURL = "none", "app", "pw", "t1", "http://127.0.0.1:1/token"
+				c.BotEndpoint, c.BotAppID, c.BotAppPassword, c.BotTenantID, c.BotTokenURL = "none", "app", "pw", "11111111-2222-3333-4444-555555555555", "http://127.0.0.1:1/token"
 			}},
 	}
 	for _, tt := range tests {
@@ -133,6 +133,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"app id without password", []string{"--bot-endpoint", "http://127.0.0.1:3978/api/messages", "--bot-app-id", "app"}, nil, "bot-app-password"},
 		{"app id with the demo bot", []string{"--bot-app-id", "app", "--bot-app-password", "pw"}, nil, "demo"},
 		{"tenant without app id", []string{"--bot-tenant-id", "t1"}, nil, "bot-tenant-id"},
+		{"tenant that is a domain", []string{"--bot-endpoint", "none", "--bot-app-id", "app", "--bot-app-password", "pw", "--bot-tenant-id", "contoso.onmicrosoft.com"}, nil, "GUID"},
 		{"tenant that is a URL", []string{"--bot-endpoint", "none", "--bot-app-id", "app", "--bot-app-password", "pw", "--bot-tenant-id", "https://login.example/t1"}, nil, "bot-tenant-id"},
 		{"bad connector allow", []string{"--connector-allow", "localhost"}, nil, "localhost"},
 		{"zero ack timeout", []string{"--bot-ack-timeout", "0s"}, nil, "bot-ack-timeout"},
@@ -270,7 +271,8 @@ func TestRunPortInUse(t *testing.T) {
 }
 
 // TestRunWarnsOfMissingKeyFile: a data file whose key file is gone gets a new key, which voids
-// every token and download link issued before; the operator is told so.
+// every token and download link issued before, and an emptied data file beside its key has lost
+// its conversations; the operator is told so.
 func TestRunWarnsOfMissingKeyFile(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "directline.db")
 	start := func() string {
@@ -308,6 +310,13 @@ func TestRunWarnsOfMissingKeyFile(t *testing.T) {
 	}
 	if got := start(); !strings.Contains(got, warning) {
 		t.Fatalf("no warning for the missing key file:\n%s", got)
+	}
+	// The data file emptied beside its key: the conversations it held are gone.
+	if err := os.Truncate(data, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := start(); !strings.Contains(got, "the data file is empty although its key file is there") {
+		t.Fatalf("no warning for the emptied data file:\n%s", got)
 	}
 }
 
@@ -671,7 +680,7 @@ func TestRunWithBotAppID(t *testing.T) {
 	t.Cleanup(bot.Close)
 
 	addr := runService(t, "--bot-endpoint", bot.URL+"/api/messages", "--bot-app-id", "app1", "--bot-app-password", "pw",
-		"--bot-token-url", auth.URL+"/token", "--bot-jwks-url", auth.URL+"/jwks", "--bot-tenant-id", "tenant-1")
+		"--bot-token-url", auth.URL+"/token", "--bot-jwks-url", auth.URL+"/jwks", "--bot-tenant-id", "11111111-2222-3333-4444-555555555555")
 	conv := startWithUser(t, addr)
 	if h := <-got; h != "Bearer minted" {
 		t.Fatalf("delivery Authorization %q, want the minted token", h)
@@ -693,9 +702,9 @@ func TestRunWithBotAppID(t *testing.T) {
 		{"", http.StatusUnauthorized},
 		{sign(botauth.BotFrameworkIssuers[0]), http.StatusOK},
 		// A single-tenant bot's tokens come from its own tenant (--bot-tenant-id), in either format.
-		{sign("https://sts.windows.net/tenant-1/"), http.StatusOK},
-		{sign("https://login.microsoftonline.com/tenant-1/v2.0"), http.StatusOK},
-		{sign("https://sts.windows.net/tenant-2/"), http.StatusUnauthorized},
+		{sign("https://sts.windows.net/11111111-2222-3333-4444-555555555555/"), http.StatusOK},
+		{sign("https://login.microsoftonline.com/11111111-2222-3333-4444-555555555555/v2.0"), http.StatusOK},
+		{sign("https://sts.windows.net/99999999-2222-3333-4444-555555555555/"), http.StatusUnauthorized},
 	} {
 		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/v3/conversations/"+conv.ConversationID+"/activities",
 			strings.NewReader(`{"type":"message","text":"from the bot"}`))

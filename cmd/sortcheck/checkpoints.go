@@ -15,12 +15,14 @@ type checkpointResult struct {
 	Column     int    `json:"column"`
 	Holds      bool   `json:"holds"`
 	Problem    string `json:"problem,omitempty"`
+	// shared says an event starts on the checkpoint's line too.
+	shared bool
 }
 
-// place is where the checkpoint stands in the input: its line, and its column when it shares the
-// line with other values (a one-line vector).
+// place is where the checkpoint stands in the input: its line, and its column when an event
+// starts on that line too, as findings name their places.
 func (cp checkpointResult) place() string {
-	if cp.Column > 1 {
+	if cp.shared {
 		return fmt.Sprintf("line %d:%d", cp.Line, cp.Column)
 	}
 	return fmt.Sprintf("line %d", cp.Line)
@@ -41,7 +43,8 @@ func checkCheckpoints(log *Log, profile sortkeys.Profile, userID string) []check
 		for ; next < cp.After; next++ {
 			_ = r.Apply(log.Events[next])
 		}
-		res := checkpointResult{Checkpoint: k + 1, Line: cp.Line, Column: cp.Column}
+		res := checkpointResult{Checkpoint: k + 1, Line: cp.Line, Column: cp.Column,
+			shared: (cp.After > 0 && log.Lines[cp.After-1] == cp.Line) || (cp.After < len(log.Lines) && log.Lines[cp.After] == cp.Line)}
 		if d := firstDifference(r.Names(), cp.Order); d != "" {
 			res.Problem = "order: " + d
 		} else if cp.Screen != nil {

@@ -1177,3 +1177,23 @@ func TestVectorCheckpoints(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckpointPlaces: a checkpoint is named by its line, with the column only when an event
+// starts on that line too, as findings are.
+func TestCheckpointPlaces(t *testing.T) {
+	const a = `{"op":"incoming","activity":{"type":"message","id":"a","timestamp":"2024-05-01T10:00:01.000Z","from":{"id":"b","role":"bot"},"text":"a"}}`
+	const wrong = `{"op":"expect","order":["z"]}`
+	for _, tc := range []struct {
+		name, input, place string
+	}{
+		{"own line, indented", "{\"name\":\"t\",\"profile\":\"gen-c\",\"events\":[\n    " + a + ",\n    " + wrong + "\n]}\n", "checkpoint 1, line 3: "},
+		{"one line", `{"name":"t","profile":"gen-c","events":[` + a + "," + wrong + "]}\n", "checkpoint 1, line 1:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := runWith(t, tc.input)
+			if res.code != exitFindings || !strings.Contains(res.stdout, tc.place) {
+				t.Fatalf("exit %d, want %q in:\n%s%s", res.code, tc.place, res.stdout, res.stderr)
+			}
+		})
+	}
+}

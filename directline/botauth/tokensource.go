@@ -42,7 +42,7 @@ type ClientCredentials struct {
 	ClientSecret string
 	// Scope is the requested scope; "" means "<ClientID>/.default" (a token for the bot itself).
 	Scope string
-	// HTTPClient sends the token request; nil means a client with a 30 s timeout.
+	// HTTPClient sends the token request; nil means a client with a 10 s timeout.
 	HTTPClient *http.Client
 
 	mu        sync.Mutex
@@ -99,7 +99,9 @@ const (
 	maxBackoff = 30 * time.Second
 )
 
-const fetchTimeout = 30 * time.Second
+// fetchTimeout bounds one token request: Azure AD answers in well under a second, and a request
+// that hangs holds back every caller without a usable token until it ends.
+const fetchTimeout = 10 * time.Second
 
 // ErrBackoff wraps the last fetch's error while no new fetch is made (see ClientCredentials).
 var ErrBackoff = errors.New("botauth: waiting before asking the token endpoint again")
