@@ -275,29 +275,7 @@ func TestRunPortInUse(t *testing.T) {
 // its conversations; the operator is told so.
 func TestRunWarnsOfMissingKeyFile(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "directline.db")
-	start := func() string {
-		cfg, err := loadConfig([]string{"--addr", "127.0.0.1:0", "--data", data, "--bot-endpoint", "none", "--demo-page", "none", "--secret", "s"}, envOf(nil), io.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		pr, pw := io.Pipe()
-		var logs bytes.Buffer
-		done := make(chan error, 1)
-		go func() {
-			done <- run(ctx, cfg, pw, &logs)
-			pw.Close()
-		}()
-		lines := bufio.NewScanner(pr)
-		for lines.Scan() && !strings.HasPrefix(lines.Text(), "listening on ") {
-		}
-		go io.Copy(io.Discard, pr)
-		cancel()
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
-		return logs.String()
-	}
+	start := func() string { return startAndStop(t, "--data", data) }
 	const warning = "the data file has no key file beside it"
 	if got := start(); strings.Contains(got, warning) {
 		t.Fatalf("a new data file got the warning:\n%s", got)
@@ -320,6 +298,34 @@ func TestRunWarnsOfMissingKeyFile(t *testing.T) {
 	}
 }
 
+// startAndStop runs the service without a bot or demo page, with args added, until it listens,
+// then stops it and returns what it logged.
+func startAndStop(t *testing.T, args ...string) string {
+	t.Helper()
+	cfg, err := loadConfig(append([]string{"--addr", "127.0.0.1:0", "--bot-endpoint", "none", "--demo-page", "none", "--secret", "s"}, args...), envOf(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	var logs bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, cfg, pw, &logs)
+		pw.Close()
+	}()
+	lines := bufio.NewScanner(pr)
+	for lines.Scan() && !strings.HasPrefix(lines.Text(), "listening on ") {
+	}
+	go io.Copy(io.Discard, pr)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	return logs.String()
+}
+
 // TestRunWarnsOfShortTokenLifetime: tokens that expire before Web Chat's 15-minute refresh end
 // its sessions, which the operator learns at start.
 func TestRunWarnsOfShortTokenLifetime(t *testing.T) {
@@ -328,30 +334,9 @@ func TestRunWarnsOfShortTokenLifetime(t *testing.T) {
 		warn     bool
 	}{{"10m", true}, {"15m", false}, {"30m", false}} {
 		t.Run(tc.lifetime, func(t *testing.T) {
-			cfg, err := loadConfig([]string{"--addr", "127.0.0.1:0", "--data", filepath.Join(t.TempDir(), "directline.db"),
-				"--bot-endpoint", "none", "--demo-page", "none", "--secret", "s", "--token-lifetime", tc.lifetime}, envOf(nil), io.Discard)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			pr, pw := io.Pipe()
-			var logs bytes.Buffer
-			done := make(chan error, 1)
-			go func() {
-				done <- run(ctx, cfg, pw, &logs)
-				pw.Close()
-			}()
-			lines := bufio.NewScanner(pr)
-			for lines.Scan() && !strings.HasPrefix(lines.Text(), "listening on ") {
-			}
-			go io.Copy(io.Discard, pr)
-			cancel()
-			if err := <-done; err != nil {
-				t.Fatal(err)
-			}
-			if got := strings.Contains(logs.String(), "before Web Chat refreshes them"); got != tc.warn {
-				t.Fatalf("warning logged: %v, want %v\n%s", got, tc.warn, logs.String())
+			logs := startAndStop(t, "--data", filepath.Join(t.TempDir(), "directline.db"), "--token-lifetime", tc.lifetime)
+			if got := strings.Contains(logs, "before Web Chat refreshes them"); got != tc.warn {
+				t.Fatalf("warning logged: %v, want %v\n%s", got, tc.warn, logs)
 			}
 		})
 	}
