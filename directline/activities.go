@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -113,6 +114,17 @@ func declaredTooLarge(r *http.Request, limit int64) error {
 	return nil
 }
 
+// isType reports whether t is the activity type want as Bot Framework SDKs read types: ignoring
+// case and surrounding spaces, with an optional "/subtype" (botbuilder-dotnet's
+// Activity.IsActivity).
+func isType(t, want string) bool {
+	t = strings.TrimSpace(t)
+	if len(t) > len(want) && t[len(want)] == '/' {
+		t = t[:len(want)]
+	}
+	return strings.EqualFold(t, want)
+}
+
 // typeContactRelationUpdate is an activity type Direct Line does not support (DIRECTLINE.md §1.6).
 const typeContactRelationUpdate = "contactRelationUpdate"
 
@@ -200,7 +212,7 @@ func (s *Server) post(ctx context.Context, cred credential, conv store.Conversat
 	if err := a.Validate(); err != nil {
 		return "", err
 	}
-	if a.Type == activity.TypeConversationUpdate || a.Type == typeContactRelationUpdate {
+	if isType(a.Type, activity.TypeConversationUpdate) || isType(a.Type, typeContactRelationUpdate) {
 		return "", ErrBadArgument.Msg("%s activities come from the service, not from clients; send an event activity instead", a.Type)
 	}
 	if a.From == nil {

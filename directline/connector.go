@@ -386,6 +386,9 @@ func (s *Server) updateActivity(c echo.Context) error {
 		return ErrBadArgument.Msg("activity %q belongs to the livestream %q: post a revision instead of updating it", id, ls.SessionID)
 	}
 	if _, ok := mirrorLivestream(a); ok || streamType(a) != "" {
+		if sid := streamIDMember(a); sid != "" && conv.Properties[propSealedPrefix+sid] != "" {
+			return ErrStreamConcluded.Msg("the livestream %q already has its final activity", sid)
+		}
 		return ErrBadArgument.Msg("an update cannot make an activity part of a livestream: post it as a revision")
 	}
 	s.addressBotActivity(conv, a)

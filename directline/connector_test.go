@@ -32,6 +32,7 @@ func TestConnectorBadInput(t *testing.T) {
 	first := e.botSend(cid, "", map[string]any{"type": "typing", "text": "A", "channelData": map[string]any{"streamType": "streaming", "streamSequence": 1}})
 	e.botSend(cid, "", map[string]any{"type": "message", "text": "A b", "channelData": map[string]any{"streamType": "final", "streamId": first}})
 	open := e.botSend(cid, "", map[string]any{"type": "typing", "text": "B", "channelData": map[string]any{"streamType": "streaming", "streamSequence": 1}})
+	revision := e.botSend(cid, "", map[string]any{"type": "typing", "text": "B c", "channelData": map[string]any{"streamType": "streaming", "streamSequence": 2, "streamId": open}})
 	tests := []struct {
 		name   string
 		method string
@@ -77,6 +78,15 @@ func TestConnectorBadInput(t *testing.T) {
 			[]string{"conversations", cid, "activities", open}, 400, CodeBadArgument},
 		{"update into a livestream's final", http.MethodPut, map[string]any{"type": "message", "text": "a1", "channelData": map[string]any{"streamType": "final", "streamId": open}},
 			[]string{"conversations", cid, "activities", msg}, 400, CodeBadArgument},
+		{"update into a concluded livestream's final", http.MethodPut, map[string]any{"type": "message", "text": "a1", "channelData": map[string]any{"streamType": "final", "streamId": first}},
+			[]string{"conversations", cid, "activities", msg}, 409, CodeStreamConcluded},
+		// The seal is kept under a stream's first id: another id would be a second way past it.
+		{"final naming a later revision", http.MethodPost, map[string]any{"type": "message", "text": "B c d", "channelData": map[string]any{"streamType": "final", "streamId": revision}},
+			[]string{"conversations", cid, "activities"}, 400, CodeBadArgument},
+		{"final naming a plain message", http.MethodPost, map[string]any{"type": "message", "text": "z", "channelData": map[string]any{"streamType": "final", "streamId": msg}},
+			[]string{"conversations", cid, "activities"}, 400, CodeBadArgument},
+		{"revision naming the user's message", http.MethodPost, map[string]any{"type": "typing", "text": "z", "channelData": map[string]any{"streamType": "streaming", "streamSequence": 2, "streamId": user}},
+			[]string{"conversations", cid, "activities"}, 400, CodeBadArgument},
 		{"history with a second final", http.MethodPost, map[string]any{"activities": []any{map[string]any{"type": "message", "text": "X y", "channelData": map[string]any{"streamType": "final", "streamId": first}}}},
 			[]string{"conversations", cid, "activities", "history"}, 409, CodeStreamConcluded},
 		{"upload without data", http.MethodPost, `{"type":"image/png"}`, []string{"conversations", cid, "attachments"}, 400, CodeMissingProperty},

@@ -49,14 +49,18 @@ func (s *Server) checkLivestream(ctx context.Context, conv store.Conversation, a
 		return nil, nil
 	}
 	final := ls.StreamType == activity.StreamTypeFinal
-	if final {
-		_, err := s.store.Activity(ctx, conv.ID, ls.StreamID)
-		if errors.Is(err, store.ErrActivityNotFound) {
+	first, err := s.store.Activity(ctx, conv.ID, ls.StreamID)
+	switch {
+	case errors.Is(err, store.ErrActivityNotFound):
+		if final {
 			return nil, ErrBadArgument.Msg("streamId %q is not an activity of this conversation", ls.StreamID)
 		}
-		if err != nil {
-			return nil, err
-		}
+	case err != nil:
+		return nil, err
+	case !startsStream(first):
+		// The seal is kept under the stream's first id: a revision naming another one would
+		// open a second way past it.
+		return nil, ErrBadArgument.Msg("streamId %q is not the first activity of a livestream", ls.StreamID)
 	}
 	key := propSealedPrefix + ls.StreamID
 	if conv.Properties[key] != "" {
@@ -72,6 +76,14 @@ func (s *Server) checkLivestream(ctx context.Context, conv store.Conversation, a
 		}
 		return nil
 	}, nil
+}
+
+// startsStream reports whether a is a livestream's first activity: it declares a streamType other
+// than final and no streamId (Web Chat keys a session by it even when the rest of the metadata is
+// not valid, WEBCHAT-ORDERING §5.1).
+func startsStream(a *activity.Activity) bool {
+	t := streamType(a)
+	return t != "" && t != activity.StreamTypeFinal && streamIDMember(a) == ""
 }
 
 // streamType is the streamType the activity declares in channelData, else in its streaminfo

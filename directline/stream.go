@@ -28,8 +28,10 @@ func (s *Server) stream(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if !websocket.IsWebSocketUpgrade(c.Request()) {
-		return ErrBadArgument.Msg("the stream URL takes a WebSocket upgrade request")
+	// The handshake's own checks (RFC 6455 §4.2.1), made here so that a refusal is the JSON
+	// error body rather than the WebSocket library's plain text.
+	if r := c.Request(); !websocket.IsWebSocketUpgrade(r) || r.Header.Get("Sec-WebSocket-Version") != "13" || r.Header.Get("Sec-WebSocket-Key") == "" {
+		return ErrBadArgument.Msg("the stream URL takes a WebSocket upgrade request (version 13, with Sec-WebSocket-Key)")
 	}
 	conv, err := s.current.Conversation(c.Request().Context(), id)
 	if err != nil {
