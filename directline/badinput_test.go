@@ -159,6 +159,7 @@ func TestBadInput(t *testing.T) {
 			body: "--" + bd + "\r\n" + filePart + "\r\n\r\nhello"}, 400, CodeBadArgument},
 		{"upload with no parts", request{method: http.MethodPost, path: convA + "/upload", auth: a.Token, header: mp, body: "--" + bd + "--\r\n"}, 400, CodeBadArgument},
 		{"upload empty raw body", request{method: http.MethodPost, path: convA + "/upload", auth: a.Token, header: map[string]string{"Content-Type": "image/png"}, body: ""}, 400, CodeBadArgument},
+		{"upload userId not UTF-8", request{method: http.MethodPost, path: convA + "/upload?userId=%FF%FE", auth: testSecret, body: "x", header: map[string]string{"Content-Type": "text/plain"}}, 400, CodeBadArgument},
 		{"upload userId too long", request{method: http.MethodPost, path: convA + "/upload?userId=" + strings.Repeat("u", 300), auth: testSecret, body: "x", header: map[string]string{"Content-Type": "text/plain"}}, 400, CodeBadArgument},
 		{"download with a bad signature", get(convA+"/attachments/x?t=garbage", ""), 404, CodeBadArgument},
 		{"download without signature", get(convA+"/attachments/x", ""), 404, CodeBadArgument},

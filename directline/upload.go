@@ -63,6 +63,10 @@ func (s *Server) upload(c echo.Context) error {
 	if len(userID) > maxIDLength {
 		return ErrBadArgument.Msg("userId is longer than %d characters", maxIDLength)
 	}
+	// As in a JSON body (checkUTF8): distinct ids that are not UTF-8 would read alike.
+	if !utf8.ValidString(userID) {
+		return ErrBadArgument.Msg("userId is not valid UTF-8")
+	}
 	r := c.Request()
 	mt, params, mtErr := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType))
 	multipart := mtErr == nil && mt == "multipart/form-data"
