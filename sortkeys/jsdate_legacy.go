@@ -206,12 +206,15 @@ type dayParts struct {
 	iso   bool
 }
 
-func (d *dayParts) add(v int) bool {
-	if d.n == len(d.comp) {
+func (d *dayParts) add(v int) bool { return push(d.comp[:], &d.n, v) }
+
+// push sets comp[*n] to v and advances *n, or reports false when comp is full.
+func push(comp []int, n *int, v int) bool {
+	if *n == len(comp) {
 		return false
 	}
-	d.comp[d.n] = v
-	d.n++
+	comp[*n] = v
+	*n++
 	return true
 }
 
@@ -223,14 +226,7 @@ type timeParts struct {
 	has  bool // ampm was read
 }
 
-func (t *timeParts) add(v int) bool {
-	if t.n == len(t.comp) {
-		return false
-	}
-	t.comp[t.n] = v
-	t.n++
-	return true
-}
+func (t *timeParts) add(v int) bool { return push(t.comp[:], &t.n, v) }
 
 func (t *timeParts) addFinal(v int) bool {
 	if !t.add(v) {
