@@ -3,11 +3,11 @@ package activity
 import (
 	"encoding/json"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/directline-go/directline/activity/jsonscan"
+	whatwgurl "github.com/nlnwa/whatwg-url/url"
 )
 
 // Livestream kinds, as Web Chat's getActivityLivestreamingMetadata names them.
@@ -322,34 +322,17 @@ func (a *Activity) PartGrouping() (groupID string, position *float64, ok bool) {
 	return me.IsPartOf.ID, me.Position, true
 }
 
-var urlScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.\-]*:`)
-
-var specialSchemes = map[string]bool{"http": true, "https": true, "ws": true, "wss": true, "ftp": true}
-
 // IsIdentifier reports whether s is a valid schema.org node identifier for Web Chat: a blank node
-// ("_:" prefix) or a string the WHATWG URL constructor accepts (packages/core-graph Identifier.ts).
+// ("_:" prefix) or a string the URL constructor accepts (packages/core-graph Identifier.ts, through
+// valibot's url()). The URL check is the WHATWG URL Standard's parser, which browsers and Node
+// implement: ports above 65535, bad IPv4 or IPv6 hosts and forbidden host code points fail, while
+// tabs, newlines and leading control characters are stripped first.
 func IsIdentifier(s string) bool {
 	if strings.HasPrefix(s, "_:") {
 		return true
 	}
-	s = strings.TrimSpace(s)
-	loc := urlScheme.FindStringIndex(s)
-	if loc == nil {
-		return false
-	}
-	scheme := strings.ToLower(s[:loc[1]-1])
-	rest := s[loc[1]:]
-	if specialSchemes[scheme] {
-		host := strings.TrimLeft(rest, "/\\")
-		if i := strings.IndexAny(host, "/\\?#"); i >= 0 {
-			host = host[:i]
-		}
-		if at := strings.LastIndexByte(host, '@'); at >= 0 {
-			host = host[at+1:]
-		}
-		return host != "" && !strings.ContainsAny(host, " <>^|%")
-	}
-	return true
+	_, err := whatwgurl.Parse(s)
+	return err == nil
 }
 
 // FirstValue reduces a JSON array to its first element (nil for an empty array), as Web Chat's
@@ -367,8 +350,8 @@ func FirstValue(raw json.RawMessage) json.RawMessage {
 	return arr[0]
 }
 
-// numberValue returns raw as a float64 when it is a JSON number (not a numeric string) that
-// encoding/json decodes into a float64, so out-of-range numbers are not numbers here.
+// numberValue returns raw as a float64 when it is a JSON number (not a numeric string), as
+// JSON.parse reads it: a number beyond the float64 range is ±Infinity, still a number.
 func numberValue(raw json.RawMessage) (float64, bool) {
 	t := jsonscan.TrimSpace(raw)
 	if !isJSONNumber(t) {
@@ -396,10 +379,8 @@ func numberValue(raw json.RawMessage) (float64, bool) {
 			return float64(n), true
 		}
 	}
-	f, err := strconv.ParseFloat(string(t), 64)
-	if err != nil {
-		return 0, false
-	}
+	// The grammar is checked, so the only error left is ErrRange, with f already ±Inf.
+	f, _ := strconv.ParseFloat(string(t), 64)
 	return f, true
 }
 

@@ -2,6 +2,8 @@ package activity
 
 import (
 	"encoding/json"
+	"errors"
+	"strconv"
 	"strings"
 )
 
@@ -17,13 +19,19 @@ func refStringValue(raw json.RawMessage) (string, bool) {
 	return s, ok
 }
 
+// refNumberValue reads a JSON number as JSON.parse does: beyond the float64 range it is ±Infinity.
 func refNumberValue(raw json.RawMessage) (float64, bool) {
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
+	var n json.Number
+	if json.Unmarshal(raw, &n) != nil || !json.Valid(raw) {
 		return 0, false
 	}
-	n, ok := v.(float64)
-	return n, ok
+	var v any
+	if json.Unmarshal(raw, &v) == nil {
+		f, ok := v.(float64)
+		return f, ok
+	}
+	f, err := strconv.ParseFloat(n.String(), 64)
+	return f, err == nil || errors.Is(err, strconv.ErrRange)
 }
 
 func refStreamInfoEntity(a *Activity) map[string]json.RawMessage {

@@ -1,7 +1,12 @@
 package activity
 
 import (
+	"bytes"
+	"encoding/json"
 	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
 	"testing"
 )
 
@@ -152,9 +157,91 @@ func TestIsIdentifier(t *testing.T) {
 		"_:a": true, "_:": true, "https://x.y/z": true, "http://localhost:3000": true, "urn:uuid:1": true,
 		"mailto:a@b": true, "a:b": true, "h-00001": false, "": false, "://x": false, "1a:b": false,
 		"https://": false, "http:": false, "https:x.y": true, "http:/x": true, "https://a b": false,
+		// Answers of the URL constructor (Node's new URL) where a host or port is malformed, or
+		// where the parser strips characters before it reads the scheme.
+		"http://example.com:99999": false, "http://example.com:abc": false, "a://b c": false,
+		"\u00a0urn:x": false, "http://1.2.3.256": false, "http://[zz]": false,
+		"http://a%41.com": true, "ur\tn:x": true, "\x01urn:x": true, " https://x.y ": true,
 	} {
 		if got := IsIdentifier(s); got != want {
 			t.Errorf("IsIdentifier(%q) = %v, want %v", s, got, want)
 		}
 	}
+}
+
+// TestIsIdentifierMatchesNode compares IsIdentifier with the URL constructor in Node on thousands
+// of seeded strings built from the pieces of URLs, valid or not. It needs node on PATH (skipped
+// without it, failed under DIRECTLINE_NODE_TESTS=1, as `make test` sets it).
+func TestIsIdentifierMatchesNode(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		if os.Getenv("DIRECTLINE_NODE_TESTS") == "1" {
+			t.Fatal("node is not on PATH")
+		}
+		t.Skip("node is not on PATH")
+	}
+	inputs := urlCorpus(rand.New(rand.NewPCG(2025, 11)), 10000)
+	body, err := json.Marshal(inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const script = `let s='';process.stdin.on('data',d=>s+=d).on('end',()=>process.stdout.write(` +
+		`JSON.stringify(JSON.parse(s).map(x=>{try{new URL(x);return true}catch{return false}}))))`
+	cmd := exec.Command("node", "-e", script)
+	cmd.Stdin = bytes.NewReader(body)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v\n%s", err, stderr.String())
+	}
+	var accepted []bool
+	if err := json.Unmarshal(out, &accepted); err != nil || len(accepted) != len(inputs) {
+		t.Fatalf("node answered %d results for %d inputs: %v", len(accepted), len(inputs), err)
+	}
+	yes, bad := 0, 0
+	for i, in := range inputs {
+		if accepted[i] {
+			yes++
+		}
+		if got := IsIdentifier(in); got != accepted[i] {
+			if bad++; bad <= 20 {
+				t.Errorf("IsIdentifier(%q) = %v, new URL accepts it: %v", in, got, accepted[i])
+			}
+		}
+	}
+	if bad > 0 {
+		t.Fatalf("%d of %d strings differ from Node", bad, len(inputs))
+	}
+	// The corpus must exercise both answers, or the comparison says little.
+	if yes < len(inputs)/5 || yes > len(inputs)*4/5 {
+		t.Fatalf("node accepted %d of %d strings: the corpus is lopsided", yes, len(inputs))
+	}
+}
+
+// urlCorpus builds n strings from a scheme, an authority (user info, host, port) and a path,
+// each piece drawn from valid and malformed forms, with now and then a character inserted
+// anywhere.
+func urlCorpus(r *rand.Rand, n int) []string {
+	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
+	out := make([]string, 0, n)
+	for range n {
+		scheme := pick("http:", "https:", "HTTPS:", "ws:", "wss:", "ftp:", "file:", "urn:", "a:", "sc:",
+			"mailto:", "x+y.z-1:", "1a:", "", "h-00001", "_x:", "http")
+		slashes := pick("//", "//", "//", "/", "", "\\\\", "///")
+		user := pick("", "", "", "u@", "u:p@", "@", "a b@", "%zz@")
+		host := pick("example.com", "localhost", "a.b.c", "EXAMPLE.com", "xn--nxasmq6b.com", "ex ample.com",
+			"1.2.3.4", "1.2.3.256", "0x7f.1", "999999999999", "1.2.3.4.5", "[::1]", "[zz]", "[1:2::3:4]",
+			"a%41.com", "a%zz.com", "%00", "", "a<b", "a^b", "a|b", "éxample.com", "­", "a‍b",
+			"Ａ.com", "b c", "a#b", "a?b", ".", "..", "a..b", "xn--", "0")
+		port := pick("", "", "", ":80", ":65535", ":65536", ":99999", ":abc", ":", ":-1", ":0080")
+		path := pick("", "/", "/x", "/a b", "/%zz", "?q=1", "#f", "/\\x", "/\u2028")
+		s := scheme + slashes + user + host + port + path
+		if r.IntN(8) == 0 {
+			rs := []rune(s)
+			i := r.IntN(len(rs) + 1)
+			s = string(rs[:i]) + pick("\t", "\n", "\r", " ", "\x00", "\x01", "\x7f", "\u00a0", "\u3000", "%", "\\") + string(rs[i:])
+		}
+		out = append(out, s)
+	}
+	return out
 }
