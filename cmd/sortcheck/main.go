@@ -45,7 +45,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"net/url"
 	"os"
 	"slices"
@@ -453,52 +452,13 @@ func shownValue(v []byte) string {
 	case v[0] == '-' || v[0] >= '0' && v[0] <= '9':
 		// Out of range, it is ±Inf, as in JavaScript.
 		f, _ := strconv.ParseFloat(string(v), 64)
-		return jsNumber(f)
+		return sortkeys.NumberString(f)
 	}
 	var b bytes.Buffer
 	if json.Compact(&b, v) != nil {
 		return string(v)
 	}
 	return b.String()
-}
-
-// jsNumber is JavaScript's String(f) (ECMA-262 Number::toString): the shortest digits that read
-// back as f, without an exponent from 1e-7 up to 1e21.
-func jsNumber(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	case f == 0:
-		return "0"
-	}
-	sign := ""
-	if f < 0 {
-		sign, f = "-", -f
-	}
-	// f is 0.digits × 10^n.
-	mant, exp, _ := strings.Cut(strconv.FormatFloat(f, 'e', -1, 64), "e")
-	digits := strings.Replace(mant, ".", "", 1)
-	e, _ := strconv.Atoi(exp)
-	n, k := e+1, len(digits)
-	switch {
-	case k <= n && n <= 21:
-		return sign + digits + strings.Repeat("0", n-k)
-	case 0 < n && n <= 21:
-		return sign + digits[:n] + "." + digits[n:]
-	case -6 < n && n <= 0:
-		return sign + "0." + strings.Repeat("0", -n) + digits
-	}
-	if k > 1 {
-		mant = digits[:1] + "." + digits[1:]
-	}
-	if e > 0 {
-		exp = "+" + strconv.Itoa(e)
-	} else {
-		exp = strconv.Itoa(e)
-	}
-	return sign + mant + "e" + exp
 }
 
 // plainDescription reads a description from valid JSON without encoding/json when every member
@@ -663,7 +623,7 @@ func writeText(w io.Writer, withScreen bool, source string, log *Log, rep findin
 			counted(s.RoleInferred, "activity has", "activities have"), s.UserID)
 	}
 	if s.Posts == 0 {
-		fmt.Fprintln(w, "  echo rules (DL021, DL030 to DL032): not applicable, the log has no posts (only what was delivered)")
+		fmt.Fprintln(w, "  echo rules (DL021, DL030 to DL033): not applicable, the log has no posts (only what was delivered)")
 	}
 	fmt.Fprintf(w, "  service order: %s; %s predicted (%s)\n", s.ServiceOrder, counted(s.Bubbles, "bubble", "bubbles"), s.Profile)
 	fmt.Fprintf(w, "  %s shown in the opposite order to the server (%s moved)\n",

@@ -194,7 +194,7 @@ func TestTextOutput(t *testing.T) {
 		"line 2", // b is on line 2 of the input
 		"1 pair shown in the opposite order to the server (1 bubble moved)",
 		"3 events: 3 activities delivered, 0 posts",
-		"echo rules (DL021, DL030 to DL032): not applicable, the log has no posts",
+		"echo rules (DL021, DL030 to DL033): not applicable, the log has no posts",
 		"second from the service",
 	} {
 		if !strings.Contains(res.stdout, want) {

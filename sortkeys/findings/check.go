@@ -3,12 +3,15 @@ package findings
 import (
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/directline-go/directline/activity"
+	"github.com/directline-go/directline/activity/jsonscan"
 	"github.com/directline-go/directline/sortkeys"
 )
 
@@ -170,6 +173,9 @@ type delivered struct {
 	t        time.Time
 	// partOf is the raw isPartOf of its Message entity (a slice of the activity), nil when none.
 	partOf json.RawMessage
+	// sum is a hash of the activity's JSON: a later delivery of the same id with the same sum is
+	// the same activity delivered again (a reconnect's overlap), not a new revision.
+	sum uint64
 }
 
 // typeInvoke is the invoke activity type, which Web Chat hides.
@@ -203,6 +209,7 @@ type checker struct {
 	// reported marks (rule, event index) pairs already reported, so one event never repeats a rule.
 	reported map[[2]int]bool
 	ruleIdx  map[string]int
+	seed     maphash.Seed
 
 	posts map[string]*post
 	// byText lists, under type and text, the posts an echo without clientActivityID may belong
@@ -249,6 +256,7 @@ func newChecker(opts Options, events []sortkeys.Event) *checker {
 		sessions:   map[string]*session{},
 		seqOwner:   map[float64]string{},
 		repliedTo:  map[string]bool{},
+		seed:       maphash.MakeSeed(),
 	}
 	for i, r := range Rules {
 		c.ruleIdx[r.ID] = i
@@ -346,11 +354,17 @@ func (c *checker) deliver(i int, a *act, echoOf *post) {
 		}
 	}
 	if echoOf == nil && a.role == activity.RoleUser {
-		if p := c.posts[a.clientID]; a.clientID != "" && p != nil && !p.echoed {
+		p := c.posts[a.clientID]
+		switch {
+		case a.clientID != "" && p != nil && !p.echoed:
 			echoOf = p
-		} else if a.clientID == "" {
+		case a.clientID == "":
 			if p := c.pendingWithText(a); p != nil {
 				c.add(EchoWithoutClientActivityID, i, name, fmt.Sprintf("looks like the echo of the post with clientActivityID %q (same text) but has no channelData.clientActivityID", p.cid))
+			}
+		case p == nil:
+			if p := c.pendingWithText(a); p != nil {
+				c.add(EchoClientActivityIDChanged, i, name, fmt.Sprintf("looks like the echo of the post with clientActivityID %q (same text) but carries %q; Web Chat matches it exactly, so the post stays pending and this shows as a second bubble", p.cid, a.clientID))
 			}
 		}
 	}
@@ -380,6 +394,8 @@ func (c *checker) deliver(i int, a *act, echoOf *post) {
 	c.timestamp(i, a, tsParsed)
 	prevAt, idSeen := c.byID[a.id]
 	c.sequenceID(i, a, idSeen)
+	sum := maphash.Bytes(c.seed, jsonscan.TrimSpace(a.raw))
+	again := idSeen && c.deliveries[prevAt].sum == sum
 
 	if a.id != "" {
 		c.byID[a.id] = len(c.deliveries)
@@ -387,13 +403,13 @@ func (c *checker) deliver(i int, a *act, echoOf *post) {
 	msg, hasMsg := a.messageEntity()
 	d := delivered{
 		index: i, id: a.id, name: name, seq: a.seq, seqKind: a.seqKind, first: !idSeen,
-		tsParsed: tsParsed, ts: a.ts, t: t, partOf: msg.isPartOf,
+		tsParsed: tsParsed, ts: a.ts, t: t, partOf: msg.isPartOf, sum: sum,
 	}
 	c.deliveries = append(c.deliveries, d)
 	if d.first {
 		c.firsts++
 	}
-	isStream := c.livestream(i, a, idSeen, msg.isPartOf)
+	isStream := c.livestream(i, a, idSeen, again, msg.isPartOf)
 	if !isStream && idSeen {
 		if was, now := partOf(c.deliveries[prevAt].partOf), partOf(msg.isPartOf); was != now {
 			c.add(PartOfChanged, i, name, fmt.Sprintf("isPartOf changed from %s to %s in an update of the same id", orNone(was), orNone(now)))
@@ -463,19 +479,19 @@ func (c *checker) timestamp(i int, a *act, parsed bool) {
 		c.add(TimestampMissing, i, name, "delivered activity has no timestamp")
 		return
 	}
+	// A timestamp that is not a date-time string is not ISO either; without a numeric sequence
+	// id to sort by, Web Chat also has no key for it.
 	covered := a.seqKind == seqNumber
 	if !a.tsString {
-		if covered {
-			c.add(TimestampNotISO, i, name, "timestamp is "+jsonKind(a.tsRaw)+", not an ISO 8601 string")
-		} else {
+		c.add(TimestampNotISO, i, name, "timestamp is "+jsonKind(a.tsRaw)+", not an ISO 8601 string")
+		if !covered {
 			c.add(TimestampUnparseable, i, name, "timestamp is "+jsonKind(a.tsRaw)+", not a string; Web Chat has no key for it and appends it")
 		}
 		return
 	}
 	if !parsed {
-		if covered {
-			c.add(TimestampNotISO, i, name, fmt.Sprintf("timestamp %q cannot be parsed as a date", a.ts))
-		} else {
+		c.add(TimestampNotISO, i, name, fmt.Sprintf("timestamp %q is not a date JavaScript can read (Date.parse gives NaN)", a.ts))
+		if !covered {
 			c.add(TimestampUnparseable, i, name, fmt.Sprintf("timestamp %q cannot be parsed by JavaScript's Date (NaN); Web Chat appends it", a.ts))
 		}
 		return
@@ -483,9 +499,11 @@ func (c *checker) timestamp(i int, a *act, parsed bool) {
 	digits, iso := isoFraction(a.ts)
 	switch {
 	case !iso:
-		c.add(TimestampNotISO, i, name, fmt.Sprintf("timestamp %q is not an ISO 8601 date-time with a UTC offset", a.ts))
+		c.add(TimestampNotISO, i, name, fmt.Sprintf("timestamp %q is not an RFC 3339 date-time with a UTC offset and fields in range", a.ts))
+	case digits == 0:
+		c.add(TimestampNoMillis, i, name, fmt.Sprintf("timestamp %q has no fractional seconds; Web Chat reads times to the millisecond", a.ts))
 	case digits < 3:
-		c.add(TimestampNoMillis, i, name, fmt.Sprintf("timestamp %q has no millisecond digits", a.ts))
+		c.add(TimestampNoMillis, i, name, fmt.Sprintf("timestamp %q has %d fractional digit(s), fewer than the 3 of milliseconds", a.ts, digits))
 	}
 }
 
@@ -500,20 +518,20 @@ func (c *checker) sequenceID(i int, a *act, idSeen bool) {
 		return
 	}
 	if !a.seqIsInteger() {
-		c.add(SequenceIDNotInteger, i, name, "webchat:sequence-id "+string(a.seqRaw)+" is not an integer within ±2^53")
+		c.add(SequenceIDNotInteger, i, name, "webchat:sequence-id "+string(a.seqRaw)+" is not a safe integer in JavaScript (an integer within ±(2^53 − 1))")
 	}
 	switch owner, ok := c.seqOwner[a.seq]; {
 	case !ok:
 		c.seqOwner[a.seq] = a.id
 	case a.id == "" || owner != a.id:
-		c.add(SequenceIDDuplicate, i, name, fmt.Sprintf("webchat:sequence-id %s is also on %s", string(a.seqRaw), orNone(owner)))
+		c.add(SequenceIDDuplicate, i, name, fmt.Sprintf("webchat:sequence-id %s%s is also on %s", string(a.seqRaw), jsValueNote(a.seqRaw, a.seq), orNone(owner)))
 	}
 	if idSeen {
 		// A re-delivery keeps its place in delivery order; only first deliveries are compared.
 		return
 	}
 	if c.haveMaxSeq && a.seq < c.maxSeq {
-		c.add(SequenceIDDecreasing, i, name, fmt.Sprintf("webchat:sequence-id %s is delivered after %s (on %s)", string(a.seqRaw), fmtNum(c.maxSeq), orNone(c.maxSeqID)))
+		c.add(SequenceIDDecreasing, i, name, fmt.Sprintf("webchat:sequence-id %s is delivered after %s (on %s)", string(a.seqRaw), sortkeys.NumberString(c.maxSeq), orNone(c.maxSeqID)))
 	}
 	if !c.haveMaxSeq || a.seq > c.maxSeq {
 		c.maxSeq, c.maxSeqID, c.haveMaxSeq = a.seq, a.id, true
@@ -521,48 +539,36 @@ func (c *checker) sequenceID(i int, a *act, idSeen bool) {
 }
 
 // livestream applies the livestream rules and reports whether a is a valid livestream revision.
-// isPartOf is that of its Message entity.
-func (c *checker) livestream(i int, a *act, idSeen bool, isPartOf json.RawMessage) bool {
+// idSeen says an earlier activity had a's id, again that it was this same activity; isPartOf is
+// that of its Message entity.
+func (c *checker) livestream(i int, a *act, idSeen, again bool, isPartOf json.RawMessage) bool {
 	name := a.name()
 	sm, ok := a.streamMeta()
 	if !ok {
 		return false
 	}
-	switch sm.streamType {
-	case activity.StreamTypeStreaming, activity.StreamTypeInformative:
-		if a.typ != activity.TypeTyping {
-			c.add(LivestreamInterimNotTyping, i, name, fmt.Sprintf("streamType %q on a %q activity; only typing activities are livestream revisions", sm.streamType, a.typ))
-			return false
-		}
-		n, isNum := number(sm.seqRaw)
-		if !isNum || n < 1 || n != math.Trunc(n) || math.IsInf(n, 0) {
-			what := "missing"
-			if sm.seqPresent {
-				what = jsonKind(sm.seqRaw)
-			}
-			c.add(LivestreamSequenceInvalid, i, name, "streamSequence is "+what+", not an integer >= 1; the revision is not joined to its session")
-			return false
-		}
-	case activity.StreamTypeFinal:
-		if sm.streamID == "" {
-			c.add(LivestreamFinalWithoutStream, i, name, "final livestream activity without streamId; the session is never concluded")
-			return false
-		}
+	var ls activity.Livestream
+	if d := a.decoded(); d != nil {
+		ls, ok = d.Livestream()
 	}
-	d := a.decoded()
-	if d == nil {
-		return false
-	}
-	ls, ok := d.Livestream()
 	if !ok {
+		// Not a revision. When both channelData and a streaminfo entity carry metadata, Web
+		// Chat takes the entity's if channelData's is invalid; then ok holds and nothing is
+		// reported here.
+		c.notLivestream(i, a, sm)
 		return false
 	}
 	s := c.sessions[ls.SessionID]
 	if s != nil && s.finalized {
-		c.add(LivestreamAfterFinal, i, name, fmt.Sprintf("revision for livestream %s after its final activity; Web Chat drops it", ls.SessionID))
+		if !again {
+			c.add(LivestreamAfterFinal, i, name, fmt.Sprintf("revision for livestream %s after its final activity; Web Chat drops it", ls.SessionID))
+		}
 		return true
 	}
-	if idSeen {
+	switch {
+	case again:
+		c.add(LivestreamRevisionIDReused, i, name, fmt.Sprintf("the same revision %s delivered again; Web Chat does not deduplicate a session's revisions by id, so livestream %s lists it twice", a.id, ls.SessionID))
+	case idSeen:
 		c.add(LivestreamRevisionIDReused, i, name, fmt.Sprintf("livestream revision reuses the id %s of an earlier activity", a.id))
 	}
 	if s == nil {
@@ -575,6 +581,30 @@ func (c *checker) livestream(i int, a *act, idSeen bool, isPartOf json.RawMessag
 		s.finalized = true
 	}
 	return true
+}
+
+// notLivestream reports why livestream metadata sm, as sent, does not make a a revision.
+func (c *checker) notLivestream(i int, a *act, sm streamMeta) {
+	name := a.name()
+	switch sm.streamType {
+	case activity.StreamTypeStreaming, activity.StreamTypeInformative:
+		if a.typ != activity.TypeTyping {
+			c.add(LivestreamInterimNotTyping, i, name, fmt.Sprintf("streamType %q on a %q activity; only typing activities are livestream revisions", sm.streamType, a.typ))
+			return
+		}
+		n, isNum := number(sm.seqRaw)
+		if !isNum || n < 1 || n != math.Trunc(n) || math.IsInf(n, 0) {
+			what := "missing"
+			if sm.seqPresent {
+				what = jsonKind(sm.seqRaw)
+			}
+			c.add(LivestreamSequenceInvalid, i, name, "streamSequence is "+what+", not an integer >= 1; the revision is not joined to its session")
+		}
+	case activity.StreamTypeFinal:
+		if sm.streamID == "" {
+			c.add(LivestreamFinalWithoutStream, i, name, "final livestream activity without streamId; the session is never concluded")
+		}
+	}
 }
 
 // partGrouping applies the part grouping rules to the Message entity e of the activity name.
@@ -667,8 +697,10 @@ func (c *checker) order(rep *Report) {
 		}
 		if prevT != nil {
 			switch {
-			case d.t.Equal(prevT.t):
+			case d.t.Equal(prevT.t) && d.ts == prevT.ts:
 				c.add(TimestampNotIncreasing, d.index, d.name, fmt.Sprintf("timestamp %s equals that of %s, the activity before it in the service's order", d.ts, prevT.name))
+			case d.t.Equal(prevT.t):
+				c.add(TimestampNotIncreasing, d.index, d.name, fmt.Sprintf("timestamp %s is in the same millisecond as %s of %s, the activity before it in the service's order; Web Chat reads times to the millisecond", d.ts, prevT.ts, prevT.name))
 			case d.t.Before(prevT.t):
 				c.add(TimestampNotIncreasing, d.index, d.name, fmt.Sprintf("timestamp %s is earlier than %s of %s, the activity before it in the service's order", d.ts, prevT.ts, prevT.name))
 			}
@@ -839,4 +871,12 @@ func orNone(s string) string {
 	return s
 }
 
-func fmtNum(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+// jsValueNote says which number Web Chat sees when an integer as sent reads as another in
+// JavaScript (beyond 2^53 it rounds to an even neighbour); "" otherwise.
+func jsValueNote(raw json.RawMessage, v float64) string {
+	sent := strings.TrimSpace(string(raw))
+	if shown := sortkeys.NumberString(v); !strings.ContainsAny(sent, ".eE") && shown != sent {
+		return " (" + shown + " in JavaScript)"
+	}
+	return ""
+}

@@ -20,7 +20,7 @@
 //	ID                                        Severity          Reported when
 //	DL001-timestamp-missing                   MUST              a delivered activity has no timestamp
 //	DL002-timestamp-unparseable               DROP-or-MISPLACE  timestamp is not a string, or JavaScript's Date gives NaN, and no numeric sequence id covers it
-//	DL003-timestamp-not-iso                   MUST              timestamp is not an RFC 3339 date-time with offset
+//	DL003-timestamp-not-iso                   MUST              timestamp is not an RFC 3339 date-time with offset and fields in range
 //	DL004-timestamp-no-milliseconds           SHOULD            timestamp has fewer than 3 fractional digits
 //	DL005-timestamp-not-increasing            SHOULD            timestamp is not later than the previous one in the service's order
 //	DL006-activity-malformed                  MUST              a member has the wrong JSON type, or the replay rejected the event
@@ -28,7 +28,7 @@
 //	DL008-type-without-renderer               SHOULD            a type Web Chat has no renderer for (trace, endOfConversation, ...)
 //	DL010-sequence-id-partial                 MUST              webchat:sequence-id is missing while other activities have one
 //	DL011-sequence-id-string                  DROP-or-MISPLACE  webchat:sequence-id is a string or another non-number
-//	DL012-sequence-id-not-integer             MUST              webchat:sequence-id is a fraction or beyond ±2^53
+//	DL012-sequence-id-not-integer             MUST              webchat:sequence-id is a fraction or beyond ±(2^53 − 1)
 //	DL013-sequence-id-duplicate               MUST              two different activities share a sequence id
 //	DL014-sequence-id-decreasing              SHOULD            a sequence id is delivered after a higher one
 //	DL020-localtimestamp-missing              MUST              a user activity (posted or delivered) has no localTimestamp
@@ -37,15 +37,16 @@
 //	DL030-echo-without-client-activity-id     DROP-or-MISPLACE  an echo has no channelData.clientActivityID
 //	DL031-echo-without-id                     MUST              an echo has no id
 //	DL032-echo-not-from-user                  DROP-or-MISPLACE  an echo's role is not the user's, as Web Chat infers it
-//	DL040-livestream-after-final              DROP-or-MISPLACE  a livestream revision arrives after the session's final
+//	DL033-echo-client-activity-id-changed     DROP-or-MISPLACE  an echo carries another clientActivityID than its post
+//	DL040-livestream-after-final              DROP-or-MISPLACE  a new livestream revision arrives after the session's final
 //	DL041-livestream-final-without-stream-id  DROP-or-MISPLACE  streamType final without streamId
 //	DL042-livestream-stream-sequence-invalid  DROP-or-MISPLACE  streamSequence of an interim is not an integer >= 1
-//	DL043-livestream-revision-id-reused       DROP-or-MISPLACE  a livestream revision reuses an activity id
+//	DL043-livestream-revision-id-reused       DROP-or-MISPLACE  a livestream revision reuses an activity id, or comes again before the final
 //	DL044-livestream-interim-not-typing       DROP-or-MISPLACE  streamType streaming/informative on a non-typing activity
 //	DL050-part-of-id-invalid                  DROP-or-MISPLACE  isPartOf["@id"] is neither a blank node nor a URL
 //	DL051-position-not-number                 DROP-or-MISPLACE  position of the Message entity is not a number
 //	DL052-part-of-changed                     DROP-or-MISPLACE  isPartOf changes between revisions
-//	DL060-reply-to-unknown                    SHOULD            replyToId names an activity that never arrives
+//	DL060-reply-to-unknown                    SHOULD            replyToId names an activity that never arrives, and Web Chat holds the reply
 //	DL070-order-inverted                      DROP-or-MISPLACE  a bubble on the screen is shown out of the service's order
 //
 // DL070 compares the service's order with the screen the model predicts (sortkeys Replay.Screen,

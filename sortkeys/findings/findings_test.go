@@ -143,6 +143,26 @@ func TestRules(t *testing.T) {
 		// The ordering notes' replyToId/firstSetOfActivities: a later reply to the same unknown id
 		// shows at once, as the first (the first bot activity) did.
 		{ReplyToUnknown, events(bot("b0", 1, ""), bot("b2", 2, `,"replyToId":"nope"`)), events(bot("b1", 1, `,"replyToId":"nope"`), bot("b2", 2, `,"replyToId":"nope"`)), 1},
+		// A timestamp that is no date at all is not ISO either, whether or not a sequence id covers it.
+		{TimestampNotISO, events(ts("a", `"garbage"`)), events(ts("a", `"2024-05-01t10:00:00.100z"`)), 0},
+		{TimestampNotISO, events(bot("a", 1, ""), in(`{"type":"message","id":"b","timestamp":12345,"from":{"id":"bot"},"text":"x","channelData":{"webchat:sequence-id":2}}`)), events(bot("a", 1, ""), bot("b", 2, "")), 1},
+		{TimestampNotISO, events(ts("a", `"2024-02-30T10:00:00.000Z"`)), events(ts("a", `"2024-02-29T10:00:00.000Z"`)), 0},
+		{TimestampNotISO, events(ts("a", `"2024-03-01T24:00:00.000Z"`)), events(ts("a", `"2000-02-29T23:59:59.000+23:59"`)), 0},
+		{TimestampNoMillis, events(ts("a", `"2024-05-01T10:00:00.1Z"`)), events(ts("a", `"2024-05-01T10:00:00.100Z"`)), 0},
+		{SequenceIDNotInteger, events(bot("a", 1, ""), in(`{"type":"message","id":"b","timestamp":"2024-05-01T10:00:02.000Z","from":{"id":"bot"},"text":"x","channelData":{"webchat:sequence-id":9007199254740992}}`)), events(bot("a", 1, ""), in(`{"type":"message","id":"b","timestamp":"2024-05-01T10:00:02.000Z","from":{"id":"bot"},"text":"x","channelData":{"webchat:sequence-id":9007199254740991}}`)), 1},
+		// An echo under another clientActivityID than its post's (here in other case).
+		{EchoClientActivityIDChanged, events(posted(postC1), in(echoC1("C1", "u1", postedLT))), events(posted(postC1), in(echoC1("c1", "u1", postedLT))), 1},
+		{EchoClientActivityIDChanged, events(posted(postC1), fulfilled("c1", echoC1("c1", "u1", postedLT)), in(echoC1("c9", "u9", postedLT)), posted(strings.Replace(postC1, `"c1"`, `"c2"`, 1)), in(echoC1("x2", "u2", postedLT))), events(posted(postC1), fulfilled("c1", echoC1("c1", "u1", postedLT)), in(echoC1("c9", "u9", postedLT))), 4},
+		// The final delivered again, byte for byte (a reconnect's overlap), changes nothing.
+		{LivestreamAfterFinal, events(interim("s1", "", 1, "1"), final("f1", "s1", 2), final("f2", "s1", 3)), events(interim("s1", "", 1, "1"), final("f1", "s1", 2), final("f1", "s1", 2)), 2},
+		// An interim delivered again is kept twice in its session.
+		{LivestreamRevisionIDReused, events(interim("s1", "", 1, "1"), interim("s2", "s1", 2, "2"), interim("s2", "s1", 2, "2")), events(interim("s1", "", 1, "1"), interim("s2", "s1", 2, "2"), final("f1", "s1", 3), final("f1", "s1", 3)), 2},
+		// channelData's streamSequence is invalid, so Web Chat reads the streaminfo entity's, which is valid.
+		{LivestreamSequenceInvalid, events(interim("s1", "", 1, "1"), interim("s2", "s1", 2, "0")), events(interim("s1", "", 1, "1"), in(`{"type":"typing","id":"s2","timestamp":"2024-05-01T10:00:02.000Z","from":{"id":"bot","role":"bot"},"text":"chunk","channelData":{"webchat:sequence-id":2,"streamType":"streaming","streamSequence":0},"entities":[{"type":"streaminfo","streamType":"streaming","streamSequence":2,"streamId":"s1"}]}`)), 1},
+		{PartOfIDInvalid, events(part("a", 1, "http://example.com:99999", "1")), events(part("a", 1, "http://a%41.com", "1")), 0},
+		{PositionNotNumber, events(part("a", 1, "_:g", `[true]`)), events(part("a", 1, "_:g", "1e400")), 0},
+		// The same grouping in another member order and in a one-element array is no change.
+		{PartOfChanged, events(part("a", 1, "_:g1", "1"), bot("a", 1, `,"entities":[{"type":"https://schema.org/Message","@type":"Message","@id":"","isPartOf":[{"@id":"_:g2","@type":"HowTo"}],"position":1}]`)), events(part("a", 1, "_:g1", "1"), bot("a", 1, `,"entities":[{"type":"https://schema.org/Message","@type":"Message","@id":"","isPartOf":[{"@type":"HowTo","@id":"_:g1","name":"steps"}],"position":1}]`)), 1},
 		{OrderInverted, events(ts("a", `"2024-05-01T10:00:10.000Z"`), ts("b", `"2024-05-01T10:00:05.000Z"`)), events(ts("a", `"2024-05-01T10:00:05.000Z"`), ts("b", `"2024-05-01T10:00:10.000Z"`)), 1},
 	}
 	seen := map[string]bool{}
@@ -686,7 +706,7 @@ func checkServiceShape(t *testing.T, s string) {
 	}
 	digits, iso := isoFraction(s)
 	m := rfc3339.FindStringSubmatch(s)
-	if iso != (m != nil) || (m != nil && digits != len(m[1])) {
+	if iso != (m != nil && inRange(s)) || (m != nil && digits != len(m[1])) {
 		t.Fatalf("isoFraction(%q) = %d %v, expression %q", s, digits, iso, m)
 	}
 }
@@ -702,6 +722,43 @@ func TestServiceShapeMatchesGeneralPath(t *testing.T) {
 		"2024-05-01T1a:00:00.000Z", "２024-05-01T10:00:00.000Z",
 	} {
 		checkServiceShape(t, s)
+	}
+}
+
+// TestMessagesSayWhatJavaScriptSees: where two different texts read as one value in JavaScript,
+// the message says so.
+func TestMessagesSayWhatJavaScriptSees(t *testing.T) {
+	for _, tc := range []struct {
+		rule string
+		log  []sortkeys.Event
+		want string
+	}{
+		{TimestampNotIncreasing, events(ts("a", `"2024-05-01T10:00:00.1231Z"`), ts("b", `"2024-05-01T10:00:00.1234999Z"`)), "same millisecond as 2024-05-01T10:00:00.1231Z of a"},
+		{SequenceIDDuplicate, events(bot("a", 1, ""), in(`{"type":"message","id":"b","timestamp":"2024-05-01T10:00:02.000Z","from":{"id":"bot"},"text":"x","channelData":{"webchat:sequence-id":1.0}}`)), "webchat:sequence-id 1.0 is also on a"},
+		{SequenceIDDuplicate, events(in(`{"type":"message","id":"a","timestamp":"2024-05-01T10:00:01.000Z","from":{"id":"bot"},"text":"x","channelData":{"webchat:sequence-id":9007199254740992}}`), in(`{"type":"message","id":"b","timestamp":"2024-05-01T10:00:02.000Z","from":{"id":"bot"},"text":"x","channelData":{"webchat:sequence-id":9007199254740993}}`)), "9007199254740993 (9007199254740992 in JavaScript) is also on a"},
+	} {
+		f, ok := find(Check(tc.log, Options{UserID: userID}), tc.rule)
+		if !ok || !strings.Contains(f.Message, tc.want) {
+			t.Errorf("%s: finding %+v (found: %v), want a message with %q", tc.rule, f, ok, tc.want)
+		}
+	}
+}
+
+// TestTimestampFieldsInRange: an RFC 3339 shape is ISO only with every field in range (RFC 3339
+// §5.7), whichever path reads it; a lower-case t or z is allowed (§5.6).
+func TestTimestampFieldsInRange(t *testing.T) {
+	for s, want := range map[string]bool{
+		"2024-02-29T23:59:59.999Z": true, "2023-02-29T10:00:00.000Z": false, "2024-02-30T10:00:00.000Z": false,
+		"2024-04-31T10:00:00.000Z": false, "2024-12-31T10:00:00.000Z": true, "2024-13-01T10:00:00.000Z": false,
+		"2024-00-10T10:00:00.000Z": false, "2024-05-00T10:00:00.000Z": false, "2024-03-01T24:00:00.000Z": false,
+		"2024-05-01T10:60:00.000Z": false, "2016-12-31T23:59:60.000Z": true, "2024-05-01T10:00:61.000Z": false,
+		"1900-02-29T00:00:00.000Z": false, "2000-02-29T00:00:00.000Z": true, "2024-05-01t10:00:00.100z": true,
+		"2024-05-01T10:00:00.000+23:59": true, "2024-05-01T10:00:00.000+24:00": false, "2024-05-01T10:00:00-05:60": false,
+		"2024-05-01T10:00:00.1234567Z": true,
+	} {
+		if _, iso := isoFraction(s); iso != want {
+			t.Errorf("isoFraction(%q) is ISO: %v, want %v", s, iso, want)
+		}
 	}
 }
 

@@ -1,8 +1,8 @@
 package findings
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -439,32 +439,42 @@ func (a *act) messageEntity() (entity, bool) {
 	return entity{}, false
 }
 
-// partOf is the isPartOf of a Message entity as compact JSON ("" when absent), used to see
-// whether it changes between revisions.
+// partOf is the isPartOf of a Message entity as Web Chat reads it, as JSON ("" when absent), used
+// to see whether it changes between revisions.
 func partOf(isPartOf json.RawMessage) string {
 	if isPartOf == nil || isNull(isPartOf) {
 		return ""
 	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, isPartOf) != nil {
+	// Web Chat reads the first element of an array and, of the node reference, its @id and
+	// @type (WEBCHAT-ORDERING §4.6): the same grouping written in another member order, with
+	// other members, or in a one-element array is no change.
+	var v any
+	if json.Unmarshal(activity.FirstValue(isPartOf), &v) != nil {
 		return string(isPartOf)
 	}
-	return buf.String()
+	if m, ok := v.(map[string]any); ok {
+		v = map[string]any{"@id": m["@id"], "@type": m["@type"]}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return string(isPartOf)
+	}
+	return string(b)
 }
 
 func str(raw json.RawMessage) (string, bool) { return jsonscan.StringValue(raw) }
 
-// number returns raw as json.Unmarshal into a float64 reads it; ok is false for any other value
-// than a number, and for a number out of float64's range. raw is a value of an activity that has
-// passed json.Valid, so a value starting like a number is a JSON number, which ParseFloat reads
-// as encoding/json does (without its reflection and second validation).
+// number returns raw as JSON.parse reads it when it is a number, ±Infinity beyond float64's
+// range; ok is false for any other value. raw is a value of an activity that has passed
+// json.Valid, so a value starting like a number is a JSON number, which ParseFloat reads.
 func number(raw json.RawMessage) (float64, bool) {
 	t := jsonscan.TrimSpace(raw)
 	if len(t) == 0 || !(t[0] == '-' || (t[0] >= '0' && t[0] <= '9')) {
 		return 0, false
 	}
+	// Beyond float64's range ParseFloat answers ±Inf with ErrRange: JSON.parse's Infinity.
 	n, err := strconv.ParseFloat(string(t), 64)
-	if err != nil {
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		return 0, false
 	}
 	return n, true
