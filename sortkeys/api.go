@@ -54,6 +54,8 @@ const (
 	OpPost Op = "post"
 	// OpFulfilled: the send of ClientActivityID succeeded; Activity is the service's echo
 	// (DIRECT_LINE/POST_ACTIVITY_FULFILLED, preceded by the echo's delivery when not yet seen).
+	// When an earlier event delivered an activity with that clientActivityID and an id, the
+	// first such completes the send instead, as in Web Chat.
 	OpFulfilled Op = "fulfilled"
 	// OpDelete: DIRECT_LINE/DELETE_ACTIVITY for ActivityID.
 	OpDelete Op = "delete"

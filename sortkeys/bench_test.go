@@ -108,7 +108,7 @@ func BenchmarkDecode(b *testing.B) {
 	i := 0
 	cpu0, cpuOK := processCPU()
 	for b.Loop() {
-		if _, err := decodeRecord(raws[i%len(raws)], "u-user", &mem); err != nil {
+		if _, err := decodeRecord(raws[i%len(raws)], "u-user", &mem, false); err != nil {
 			b.Fatal(err)
 		}
 		i++

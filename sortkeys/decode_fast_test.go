@@ -131,9 +131,9 @@ func TestDecodeRecordReusedArenas(t *testing.T) {
 	}
 	var shared decodeArenas
 	for _, raw := range raws {
-		r1, e1 := decodeRecord(raw, "u-user", &shared)
+		r1, e1 := decodeRecord(raw, "u-user", &shared, false)
 		var fresh decodeArenas
-		r2, e2 := decodeRecord(raw, "u-user", &fresh)
+		r2, e2 := decodeRecord(raw, "u-user", &fresh, false)
 		if (e1 == nil) != (e2 == nil) {
 			t.Fatalf("%s: reused arenas %v, fresh %v", raw, e1, e2)
 		}

@@ -35,11 +35,25 @@ func decodeRecordByMembers(raw json.RawMessage, userID string, mem *decodeArenas
 	var fromID, text []byte
 	var fromRole string
 	hasFrom := false
+	// JSON.parse keeps the last of repeated members: collect them first, in order of first
+	// appearance, each with its last value.
+	var keys []string
+	last := map[string][]byte{}
 	err := jsonscan.Members(t, func(key []byte, v []byte) {
-		if len(v) == 4 && string(v) == "null" { // the scanner hands out values without spaces
-			return
+		if _, ok := last[string(key)]; !ok {
+			keys = append(keys, string(key))
 		}
-		switch string(key) {
+		last[string(key)] = v
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, key := range keys {
+		v := last[key]
+		if len(v) == 4 && string(v) == "null" { // the scanner hands out values without spaces
+			continue
+		}
+		switch key {
 		case "type":
 			typ, _ := internedOf(v)
 			r.setType(typ)
@@ -107,11 +121,9 @@ func decodeRecordByMembers(raw json.RawMessage, userID string, mem *decodeArenas
 			}
 		case "attachments":
 			n := 0
-			r.hasAttachments = jsonscan.Elements(v, func([]byte) { n++ }) == nil && n > 0
+			r.attachmentsOther = jsonscan.Elements(v, func([]byte) { n++ }) != nil
+			r.hasAttachments = !r.attachmentsOther && n > 0
 		}
-	})
-	if err != nil {
-		return nil, err
 	}
 	if bad != nil {
 		return nil, bad
@@ -155,7 +167,7 @@ func decodeRecordByMembers(raw json.RawMessage, userID string, mem *decodeArenas
 				return nil, err
 			}
 		}
-		if ls, ok := a.Livestream(); ok {
+		if ls, ok := a.Livestream(); ok && r.livestreamShape() {
 			r.ls = mem.livestreams.alloc()
 			*r.ls = ls
 		}
@@ -181,7 +193,7 @@ func checkMatchesMemberScan(t *testing.T, raw []byte) {
 	t.Helper()
 	var m1, m2 decodeArenas
 	r1, e1 := decodeRecordByMembers(raw, "u-user", &m1)
-	r2, e2 := decodeRecord(raw, "u-user", &m2)
+	r2, e2 := decodeRecord(raw, "u-user", &m2, false)
 	if (e1 == nil) != (e2 == nil) {
 		t.Fatalf("%q: old %v new %v", raw, e1, e2)
 	}
@@ -220,8 +232,33 @@ func TestDecodeRecordCutsAndSpaces(t *testing.T) {
 	}
 }
 
+// TestDecodeRecordRepeatedMembers: a repeated member replaces the earlier one whole, as in
+// JSON.parse: a null or non-object last value leaves it absent, and an entities that is not an
+// array fails only when no later one replaces it.
+func TestDecodeRecordRepeatedMembers(t *testing.T) {
+	for _, s := range []string{
+		`{"type":"message","id":"m","timestamp":"2025-01-01T00:00:01.000Z","timestamp":null}`,
+		`{"type":"message","id":"m","channelData":{"webchat:sequence-id":3,"clientActivityID":"c"},"channelData":null}`,
+		`{"type":"message","id":"m","channelData":{"webchat:sequence-id":3,"clientActivityID":"c"},"channelData":{"x":1}}`,
+		`{"type":"message","id":"m","channelData":{"clientActivityID":"c"},"channelData":"s"}`,
+		`{"type":"message","id":"m","from":{"id":"b","role":"bot"},"from":{"id":"u-user"}}`,
+		`{"type":"message","id":"m","from":{"id":"b","role":"bot"},"from":null}`,
+		`{"type":"message","id":"m","from":{"id":"b","role":"bot"},"from":"b"}`,
+		`{"type":"message","id":"m","entities":[{"type":"streaminfo"}],"entities":[]}`,
+		`{"type":"message","id":"m","entities":5,"entities":[{"type":"x"}]}`,
+		`{"type":"message","id":"m","entities":"s","entities":[]}`,
+		`{"type":"message","id":"m","entities":[],"entities":{"a":1}}`,
+		`{"type":"message","id":"m","entities":[],"entities":null}`,
+		`{"type":"message","id":"m","text":"a","text":null,"attachments":[1],"attachments":null}`,
+		`{"type":"message","id":"m","id":null,"replyToId":"r","replyToId":null,"localTimestamp":"2025-01-01T00:00:01.000Z","localTimestamp":null}`,
+		`{"type":"message","type":null,"id":"m"}`,
+	} {
+		checkMatchesMemberScan(t, []byte(s))
+	}
+}
+
 // TestDecodeRecordRepeatedChannelData: with channelData repeated, the livestream readers see the
-// last object read, as before.
+// last object read.
 func TestDecodeRecordRepeatedChannelData(t *testing.T) {
 	for _, s := range []string{
 		`{"type":"typing","id":"a","text":"x","channelData":{"streamType":"streaming","streamId":"q","streamSequence":1},"channelData":{"streamType":"streaming","streamSequence":2}}`,
@@ -230,7 +267,7 @@ func TestDecodeRecordRepeatedChannelData(t *testing.T) {
 	} {
 		var m1, m2 decodeArenas
 		r1, e1 := decodeRecordByMembers([]byte(s), "u-user", &m1)
-		r2, e2 := decodeRecord([]byte(s), "u-user", &m2)
+		r2, e2 := decodeRecord([]byte(s), "u-user", &m2, false)
 		if (e1 == nil) != (e2 == nil) {
 			t.Fatalf("%s: %v %v", s, e1, e2)
 		}

@@ -14,6 +14,7 @@ import (
 type decodeView struct {
 	Typ, ID, ReplyToID, Cid, Role                 string
 	IDIsString, HasText, HasAttachments, HasTS    bool
+	AttachmentsOther                              bool
 	TextKind                                      uint8
 	TsDate, Ts, Lts                               string
 	PostBack, MessageBackHidden                   bool
@@ -46,7 +47,7 @@ func fmtJSNum(n jsNum) string { return fmtNum(n.def, n.v) }
 func viewOfRecord(r *record) decodeView {
 	v := decodeView{Typ: r.typ(), ID: r.id(), ReplyToID: r.replyToID(), Cid: r.cid(), Role: r.role(),
 		IDIsString: r.idIsString, HasText: r.hasText, HasAttachments: r.hasAttachments, HasTS: r.hasTimestamp,
-		TextKind: r.textKind, Ts: fmtJSNum(r.ts()), Lts: fmtJSNum(r.lts()),
+		AttachmentsOther: r.attachmentsOther, TextKind: r.textKind, Ts: fmtJSNum(r.ts()), Lts: fmtJSNum(r.lts()),
 		PostBack: r.postBack, MessageBackHidden: r.messageBackHidden, Entities: string(r.rawEntities()),
 		Livestream: r.ls, SeqID: string(r.cd.seqID), StreamID: string(r.cd.streamID),
 		StreamSequence: string(r.cd.streamSequence), EntityPartOf: string(r.cd.entityPartOf),
@@ -192,7 +193,7 @@ func checkDecode(t *testing.T, raw []byte) {
 	}
 	want, wantOK := referenceView(raw, "u-user")
 	var mem decodeArenas
-	r, err := decodeRecord(raw, "u-user", &mem)
+	r, err := decodeRecord(raw, "u-user", &mem, false)
 	if (err == nil) != wantOK {
 		t.Fatalf("%s: decodeRecord error %v, reference accepts: %v", raw, err, wantOK)
 	}

@@ -21,10 +21,7 @@ type bLivestream struct {
 // final typing; each tried with the metadata in channelData first, then in the first entity that
 // is a valid streaminfo for that shape.
 func genBLivestream(r *record) (bLivestream, bool) {
-	if !r.idIsString {
-		return bLivestream{}, false
-	}
-	if r.textKind == textOther {
+	if !r.livestreamShape() {
 		return bLivestream{}, false
 	}
 	typ := r.typ()

@@ -63,6 +63,9 @@ func TestJSDateValue(t *testing.T) {
 	for raw, want := range map[string]float64{
 		`"2025-01-01T00:00:05.000Z"`: 1735689605000, `1234.9`: 1234, `null`: 0, `true`: 1, `false`: 0,
 		`{}`: math.NaN(), `[]`: math.NaN(), `"x"`: math.NaN(), `9e15`: math.NaN(),
+		// An array is the string it joins to.
+		`["2025-01-01T00:00:05.000Z"]`: 1735689605000, `[["2025-01-01T00:00:05.000Z"]]`: 1735689605000,
+		`[null]`: math.NaN(), `[{}]`: math.NaN(), `["2025-01-01",null]`: 1735689600000,
 	} {
 		got := jsDateValue(json.RawMessage(raw))
 		if got != want && !(math.IsNaN(got) && math.IsNaN(want)) {
@@ -76,6 +79,8 @@ func TestToNumber(t *testing.T) {
 		``: math.NaN(), `null`: 0, `true`: 1, `"  12 "`: 12, `""`: 0, `"0x10"`: 16, `"1e3"`: 1000,
 		`"abc"`: math.NaN(), `[]`: 0, `[7]`: 7, `["8"]`: 8, `[1,2]`: math.NaN(), `{}`: math.NaN(), `2.5`: 2.5,
 		`"Infinity"`: math.Inf(1), `"-Infinity"`: math.Inf(-1),
+		// StringToNumber trims ECMAScript's white space and line terminators, not only ASCII's.
+		`"\u00a012\u3000"`: 12, `"\ufeff7\u2028"`: 7, `["\u00a01"]`: 1, `"\u200b5"`: math.NaN(),
 	} {
 		got := toNumber(json.RawMessage(raw))
 		if got != want && !(math.IsNaN(got) && math.IsNaN(want)) {
@@ -230,6 +235,8 @@ func TestApplyRejectsUnusableInput(t *testing.T) {
 		{"truncated object", Event{Op: OpIncoming, Activity: json.RawMessage(`{"id":"a"`)}, jsonscan.ErrSyntax},
 		{"unknown op", Event{Op: "upsert"}, ErrUnknownOp},
 		{"fulfilled without clientActivityID", Event{Op: OpFulfilled, Activity: json.RawMessage(`{}`)}, nil},
+		// Web Chat would delete every activity without an id, pending posts included.
+		{"delete without activityID", Event{Op: OpDelete}, nil},
 	}
 	for _, c := range cases {
 		r := New(Options{})

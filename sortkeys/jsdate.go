@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/directline-go/directline/activity/jsonscan"
 )
@@ -268,7 +269,8 @@ func daysFromCivil(y, m, d int) int64 {
 }
 
 // jsDateValue is +new Date(v) for a JSON value v: strings are parsed, numbers are time values,
-// null is 0, booleans are 0 or 1, and anything else is NaN.
+// null is 0, booleans are 0 or 1, an array is parsed as the string it joins to (ToPrimitive),
+// and an object is NaN.
 func jsDateValue(raw json.RawMessage) float64 {
 	t := jsonscan.TrimSpace(raw)
 	if len(t) == 0 {
@@ -296,7 +298,13 @@ func jsDateValue(raw json.RawMessage) float64 {
 		return 1
 	case 'f':
 		return 0
-	case '[', '{':
+	case '[':
+		var b strings.Builder
+		if !joinArray(&b, t) {
+			return math.NaN()
+		}
+		return parseDate(b.String())
+	case '{':
 		return math.NaN()
 	}
 	f, err := strconv.ParseFloat(string(t), 64)
@@ -304,4 +312,33 @@ func jsDateValue(raw json.RawMessage) float64 {
 		return math.NaN()
 	}
 	return math.Trunc(f) + 0 // TimeClip truncates toward zero
+}
+
+// joinArray writes String(array) for the JSON array t: Array.prototype.join with ",", where null
+// is "", an array joins in turn and an object is "[object Object]". ok is false when t is not an
+// array.
+func joinArray(b *strings.Builder, t []byte) bool {
+	first := true
+	return jsonscan.Elements(t, func(v []byte) {
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		v = jsonscan.TrimSpace(v)
+		switch {
+		case len(v) == 0 || string(v) == "null":
+		case v[0] == '"':
+			s, _ := jsonscan.StringValue(v)
+			b.WriteString(s)
+		case v[0] == '[':
+			joinArray(b, v)
+		case v[0] == '{':
+			b.WriteString("[object Object]")
+		case v[0] == 't' || v[0] == 'f':
+			b.Write(v)
+		default:
+			f, _ := jsonNumber(v)
+			b.WriteString(NumberString(f))
+		}
+	}) == nil
 }

@@ -8,6 +8,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
+	"unicode"
 	"unsafe"
 
 	"github.com/directline-go/directline/activity"
@@ -72,7 +74,9 @@ type record struct {
 	textKind       uint8
 	hasText        bool
 	hasAttachments bool
-	hasTimestamp   bool
+	// attachmentsOther: attachments is there but not an array.
+	attachmentsOther bool
+	hasTimestamp     bool
 	// Necessary conditions, found while scanning, for the entity readers to find anything: an
 	// entity mentioning streaminfo, isPartOf or abstract (or holding an escape). They spare
 	// the readers' full decode of every entity of every activity.
@@ -260,8 +264,9 @@ var ErrNotObject = errors.New("sortkeys: activity is not a JSON object")
 // from.id and userID. The activity.Activity it points act at (scratch storage in mem) carries
 // what the activity package's livestream and part-grouping readers look at: type, id, text (for
 // livestream candidates only, the one reader of it), channelData (livestream candidates only),
-// entities and whether there are attachments; from and attachment entries are not decoded.
-func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*record, error) {
+// entities and whether there are attachments; from and attachment entries are not decoded. post
+// says the activity is a post's, which Web Chat does not normalise: a null timestamp stays.
+func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas, post bool) (*record, error) {
 	t := jsonscan.TrimSpace(raw)
 	if len(t) == 0 || t[0] != '{' {
 		return nil, ErrNotObject
@@ -287,6 +292,8 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 	var fromRole string
 	hasFrom := false
 	cdSeen := 0
+	// entErr is set while the last entities member read is not an array.
+	var entErr error
 	// One forward pass: the members the model reads are read where they stand (from, channelData
 	// and the entities are entered rather than skipped and scanned again); the rest is skipped.
 	o, err := jsonscan.OpenObject(t, 0)
@@ -357,15 +364,16 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 				}
 			case "from":
 				// Not an object: from counts as absent.
-				hasFrom = false
+				hasFrom, fromID, fromRole = false, nil, ""
 			case "channelData":
 				// Not an object: nothing is read from it.
+				*cd = channelData{}
 				cdSeen++
 			case "entities":
-				// Not an array.
-				return nil, jsonscan.ErrSyntax
+				// Not an array: Web Chat fails on it, unless a later entities replaces it.
+				a.Entities, r.entStart, r.entEnd, entErr = a.Entities[:0], 0, 0, jsonscan.ErrSyntax
 			case "attachments":
-				r.hasAttachments = false
+				r.hasAttachments, r.attachmentsOther = false, true
 			}
 			continue
 		}
@@ -377,21 +385,58 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 			}
 			if string(t[i:end]) == "null" {
 				o.SkipTo(end)
+				if post && string(key) == "timestamp" {
+					// A post is not normalised: its timestamp stays null, and new Date(null) is 0.
+					r.hasTimestamp, r.tsDate, tsString = true, 0, false
+					continue
+				}
+				// JSON.parse keeps the last of repeated members: a null after a member of the
+				// same name leaves it absent too.
+				switch string(key) {
+				case "from":
+					hasFrom, fromID, fromRole = false, nil, ""
+				case "channelData":
+					*cd, cdSeen = channelData{}, 0
+				case "entities":
+					a.Entities, r.entStart, r.entEnd, entErr = a.Entities[:0], 0, 0, nil
+				case "type":
+					r.setType("")
+				case "id":
+					r.idRef, r.idIsString = strRef{}, false
+				case "text":
+					text, textPlain, r.textKind, r.hasText = nil, false, textAbsent, false
+				case "timestamp":
+					r.hasTimestamp, r.tsDate, tsString = false, 0, false
+				case "localTimestamp":
+					r.ltsDef, r.ltsV = false, 0
+				case "replyToId":
+					r.replyRef = strRef{}
+				case "attachments":
+					r.hasAttachments, r.attachmentsOther = false, false
+				}
 				continue
 			}
 		}
 		var end int
 		switch string(key) {
 		case "from":
+			// A repeated member replaces the earlier one, as in JSON.parse.
+			fromID, fromRole = nil, ""
 			end, hasFrom, err = scanFrom(t, i, &fromID, &fromRole)
 		case "channelData":
-			cdSeen++
+			if cdSeen++; cdSeen > 1 {
+				*cd = channelData{}
+			}
 			mem.cdUsed = true
 			end, err = scanChannelData(t, i, cd)
 		case "entities":
+			a.Entities, r.entStart, r.entEnd, entErr = a.Entities[:0], 0, 0, nil
 			end, err = r.scanEntities(t, i, a)
-			if err == nil {
+			switch {
+			case err == nil:
 				r.entStart, r.entEnd = int32(base-cap(t)+i), int32(base-cap(t)+end)
+			case errors.Is(err, errNotArray):
+				a.Entities, entErr, err = a.Entities[:0], jsonscan.ErrSyntax, nil
 			}
 		case "type":
 			if end, err = jsonscan.SkipValue(t, i); err == nil {
@@ -430,7 +475,8 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 		case "attachments":
 			if end, err = jsonscan.SkipValue(t, i); err == nil {
 				n := 0
-				r.hasAttachments = jsonscan.Elements(t[i:end], func([]byte) { n++ }) == nil && n > 0
+				r.attachmentsOther = jsonscan.Elements(t[i:end], func([]byte) { n++ }) != nil
+				r.hasAttachments = !r.attachmentsOther && n > 0
 			}
 		default:
 			// run is free: a value MemberRun leaves to the caller is the last of its run.
@@ -443,6 +489,9 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 	}
 	if jsonscan.SkipSpace(t, o.Pos()) != len(t) {
 		return nil, jsonscan.ErrSyntax
+	}
+	if entErr != nil {
+		return nil, entErr
 	}
 	if r.entEnd != 0 {
 		// Keep the room the entities grew to (without entities, act.Entities is mem.ents).
@@ -521,13 +570,21 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas) (*recor
 				}
 			}
 		}
-		if ls, ok := a.Livestream(); ok {
+		if ls, ok := a.Livestream(); ok && r.livestreamShape() {
 			r.ls = mem.livestreams.alloc()
 			*r.ls = ls
 			r.shareLivestream(cd)
 		}
 	}
 	return r, nil
+}
+
+// livestreamShape checks what Web Chat's livestream schemas require of the activity beyond
+// activity.Livestream's checks, which the typed activity holds by construction: id a string,
+// text a string when present, attachments an array when present
+// (getActivityLivestreamingMetadata.ts).
+func (r *record) livestreamShape() bool {
+	return r.idIsString && r.textKind != textOther && !r.attachmentsOther
 }
 
 // shareLivestream points the livestream metadata's strings, which the reader copied, at the
@@ -758,11 +815,18 @@ func (r *record) scanEntities(d []byte, i int, a *activity.Activity) (int, error
 	if err != nil {
 		return 0, err
 	}
-	return end, jsonscan.Elements(d[i:end], func(ev []byte) {
+	// The value is valid JSON, so Elements fails only on a value that is not an array.
+	if jsonscan.Elements(d[i:end], func(ev []byte) {
 		a.Entities = append(a.Entities, ev)
 		r.mentions(ev)
-	})
+	}) != nil {
+		return end, errNotArray
+	}
+	return end, nil
 }
+
+// errNotArray is scanEntities' error for an entities member that is valid JSON but not an array.
+var errNotArray = errors.New("sortkeys: entities is not an array")
 
 func (r *record) enterEntities(d []byte, i int, a *activity.Activity) (int, error) {
 	if i >= len(d) || d[i] != '[' {
@@ -1015,13 +1079,17 @@ func stringToNumber(s string) float64 {
 	return f
 }
 
+// trimJSSpace trims what StringToNumber does around a numeric literal.
 func trimJSSpace(s string) string {
-	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' }
-	for len(s) > 0 && isSpace(s[0]) {
-		s = s[1:]
+	return strings.TrimFunc(s, isJSSpace)
+}
+
+// isJSSpace is ECMAScript's WhiteSpace or LineTerminator, which StringToNumber trims: tab,
+// vertical tab, form feed, space, no-break space, BOM, the Zs category, LF, CR, U+2028, U+2029.
+func isJSSpace(c rune) bool {
+	switch c {
+	case '\t', '\v', '\f', ' ', '\u00a0', '\ufeff', '\n', '\r', '\u2028', '\u2029':
+		return true
 	}
-	for len(s) > 0 && isSpace(s[len(s)-1]) {
-		s = s[:len(s)-1]
-	}
-	return s
+	return c > 0x7f && unicode.Is(unicode.Zs, c)
 }

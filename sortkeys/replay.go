@@ -88,25 +88,32 @@ func (r *Replay) apply(ev Event) error {
 	switch ev.Op {
 	case OpIncoming, OpPost:
 		var err error
-		if rec, err = st.decode(ev.Activity, index); err != nil {
+		if rec, err = st.decode(ev.Activity, index, ev.Op == OpPost); err != nil {
 			return err
 		}
 	case OpFulfilled:
 		if ev.ClientActivityID == "" {
 			return errors.New("sortkeys: fulfilled event without clientActivityID")
 		}
-		raw := ev.Activity
-		if len(raw) == 0 {
-			raw = st.echoed[ev.ClientActivityID]
+		// Web Chat's post saga completes the send with the first activity delivered with its
+		// clientActivityID and an id, whatever the event carries (conformance README,
+		// "fulfilled").
+		raw, seen := st.echoed[ev.ClientActivityID]
+		if !seen {
+			raw = ev.Activity
 		}
 		if len(raw) == 0 {
 			return errors.New("sortkeys: fulfilled event without an echo activity")
 		}
 		var err error
-		if rec, err = st.decode(raw, index); err != nil {
+		if rec, err = st.decode(raw, index, false); err != nil {
 			return err
 		}
-	case OpDelete, OpAdvance:
+	case OpDelete:
+		if ev.ActivityID == "" {
+			return errors.New("sortkeys: delete event without activityID")
+		}
+	case OpAdvance:
 	default:
 		return fmt.Errorf("%w %q", ErrUnknownOp, ev.Op)
 	}
@@ -152,8 +159,10 @@ func (st *state) nextRev() int32 {
 	return int32(st.revs)
 }
 
-func (st *state) decode(raw json.RawMessage, index int) (*record, error) {
-	rec, err := decodeRecord(raw, st.opts.UserID, &st.mem)
+// decode reads the activity of an event; post says it is a post's, which Web Chat does not
+// normalise as it does incoming activities (nulls stay).
+func (st *state) decode(raw json.RawMessage, index int, post bool) (*record, error) {
+	rec, err := decodeRecord(raw, st.opts.UserID, &st.mem, post)
 	if err != nil {
 		return nil, err
 	}
