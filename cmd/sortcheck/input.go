@@ -130,7 +130,7 @@ func readLog(data []byte, shortcut bool, progress func(done, total int)) (*Log, 
 	// event is under 32 bytes of JSON.
 	est := min(len(r.newlines)+1, len(data)/32+1)
 	r.log.Events, r.log.Lines, r.log.Columns = make([]sortkeys.Event, 0, est), make([]int, 0, est), make([]int, 0, est)
-	start := skipSep(data, 0)
+	start := jsonscan.SkipSpace(data, 0)
 	switch {
 	case start == len(data):
 		return nil, &InputError{Reason: "empty input"}
@@ -140,8 +140,8 @@ func readLog(data []byte, shortcut bool, progress func(done, total int)) (*Log, 
 		if err != nil {
 			return nil, r.firstError(err)
 		}
-		if skipSep(data, end) != len(data) {
-			return nil, r.after(skipSep(data, end), "JSON array")
+		if rest := jsonscan.SkipSpace(data, end); rest != len(data) {
+			return nil, r.after(rest, "JSON array")
 		}
 	default:
 		if err := r.stream(); err != nil {
@@ -207,7 +207,11 @@ func (r *reader) stream() error {
 	dec := json.NewDecoder(bytes.NewReader(r.data[pos:]))
 	for {
 		last := pos + int(dec.InputOffset())
-		off := skipSep(r.data, last)
+		off := jsonscan.SkipSpace(r.data, last)
+		// JSON Lines has no separators: the decoder would take the value after one for the next.
+		if off < len(r.data) && (r.data[off] == ',' || r.data[off] == ':') {
+			return r.separator(off, n)
+		}
 		// Values of a stream are objects; anything else on the line of the one before is not
 		// another value but garbage after it.
 		if n > 0 && off < len(r.data) && r.data[off] != '{' && bytes.IndexByte(r.data[last:off], '\n') < 0 {
@@ -232,7 +236,7 @@ func (r *reader) stream() error {
 // when it is a conformance vector, which is the whole input.
 func (r *reader) value(raw json.RawMessage, off, end, n int) (done bool, err error) {
 	if n == 1 && hasMember(raw, "events") {
-		if rest := skipSep(r.data, end); rest != len(r.data) {
+		if rest := jsonscan.SkipSpace(r.data, end); rest != len(r.data) {
 			return true, r.after(rest, "conformance vector")
 		}
 		return true, r.vector(raw, off)
@@ -263,9 +267,23 @@ func (r *reader) streamError(err error, off int) error {
 // after reports unexpected data at offset off after a value, with its column: it often follows
 // on the value's own line.
 func (r *reader) after(off int, what string) error {
-	e := r.errAt(off, "unexpected data after the "+what)
+	return r.errAtColumn(off, "unexpected data after the "+what)
+}
+
+// errAtColumn is an InputError at offset off with its line and column, for a fault that a line
+// number alone does not find: a byte among others on a line.
+func (r *reader) errAtColumn(off int, reason string) *InputError {
+	e := r.errAt(off, reason)
 	e.Column = r.column(off)
 	return e
+}
+
+// separator reports the ',' or ':' at offset off of a stream, after n values, with its column.
+func (r *reader) separator(off, n int) error {
+	if n > 0 {
+		return r.after(off, "JSON value")
+	}
+	return r.errAtColumn(off, fmt.Sprintf("unexpected %q before the first JSON value", r.data[off]))
 }
 
 // lineStart is the offset where the 1-based line starts.
@@ -631,11 +649,11 @@ func fromUTF16(data []byte) ([]byte, error) {
 	return out, nil
 }
 
-// skipSep skips whitespace and the separators between values, members and keys.
+// skipSep skips whitespace and the commas between the elements of an array.
 func skipSep(data []byte, off int) int {
 	for off < len(data) {
 		switch data[off] {
-		case ' ', '\t', '\r', '\n', ',', ':':
+		case ' ', '\t', '\r', '\n', ',':
 			off++
 		default:
 			return off

@@ -989,8 +989,21 @@ func TestInputEncodingAndTrailingData(t *testing.T) {
 		{"UTF-32", "\xff\xfe\x00\x00{\x00\x00\x00", "input: the input is UTF-32, which is not read: save it as UTF-8"},
 		{"JSON Lines: words after a value", `{"type":"message"} trailing`, "input line 1:20: unexpected data after the JSON value"},
 		{"JSON Lines: a bracket after a value", acts[0] + "\n" + acts[1] + " ]\n", fmt.Sprintf("input line 2:%d: unexpected data after the JSON value", len(acts[1])+2)},
-		{"JSON Lines: a number after a value", acts[0] + ",42\n", fmt.Sprintf("input line 1:%d: unexpected data after the JSON value", len(acts[0])+2)},
+		{"JSON Lines: a number after a value", acts[0] + " 42\n", fmt.Sprintf("input line 1:%d: unexpected data after the JSON value", len(acts[0])+2)},
 		{"array: data after it", transcript(acts) + "x\n", "input line 5:1: unexpected data after the JSON array"},
+		// JSON Lines has no separators: each is reported where it stands, not at the value after it.
+		{"JSON Lines: commas before the first value", ",,," + jsonLines(acts), "input line 1:1: unexpected ',' before the first JSON value"},
+		{"JSON Lines: a comma before the only value", "," + acts[1], "input line 1:1: unexpected ',' before the first JSON value"},
+		{"JSON Lines: a colon on a line of its own", acts[0] + "\n:\n" + jsonLines(acts[1:]), "input line 2:1: unexpected data after the JSON value"},
+		{"JSON Lines: a comma on a line of its own", acts[0] + "\n,\n" + jsonLines(acts[1:]), "input line 2:1: unexpected data after the JSON value"},
+		{"JSON Lines: a colon after a value", acts[1] + ":\n" + acts[1] + "\n", fmt.Sprintf("input line 1:%d: unexpected data after the JSON value", len(acts[1])+1)},
+		{"JSON Lines: a comma ending a line", acts[0] + ",\n" + acts[1] + ",\n" + acts[1] + "\n", fmt.Sprintf("input line 1:%d: unexpected data after the JSON value", len(acts[0])+1)},
+		{"JSON Lines: a comma between values on one line", `{"a":1} , {"a":2}`, "input line 1:9: unexpected data after the JSON value"},
+		{"JSON Lines: a last line of a colon", acts[0] + "\n:\n", "input line 2:1: unexpected data after the JSON value"},
+		{"JSON Lines: a comma ending the last line", acts[0] + "\n" + acts[1] + ",", fmt.Sprintf("input line 2:%d: unexpected data after the JSON value", len(acts[1])+1)},
+		{"array: a comma after it", transcript(acts) + ",\n", "input line 5:1: unexpected data after the JSON array"},
+		{"array: a comma before it", "," + transcript(acts), "input line 1:1: unexpected ',' before the first JSON value"},
+		{"vector: a comma after it", `{"name":"v","events":[{"op":"incoming","activity":` + acts[1] + `}]},`, fmt.Sprintf("input line 1:%d: unexpected data after the conformance vector", len(acts[1])+54)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := runWith(t, tc.input, "--json")
