@@ -115,13 +115,18 @@ func readLog(data []byte, shortcut bool, progress func(done, total int)) (*Log, 
 	if err != nil {
 		return nil, err
 	}
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	data = bytes.TrimPrefix(data, []byte(bom))
 	r := &reader{data: data, log: &Log{}, shortcut: shortcut, progress: progress}
 	r.newlines = make([]int, 0, bytes.Count(data, []byte{'\n'}))
 	for i, b := range data {
 		if b == '\n' {
 			r.newlines = append(r.newlines, i)
 		}
+	}
+	// The service answers 400 to a body that is not UTF-8; read on, ids that differ only in
+	// invalid bytes would merge, as each decodes to U+FFFD.
+	if i := invalidUTF8(data); i >= 0 {
+		return nil, r.errAtColumn(i, "invalid UTF-8")
 	}
 	last := len(bytes.TrimRight(data, " \t\r\n"))
 	r.oneLine = len(r.newlines) == 0 || r.newlines[0] >= last
@@ -259,7 +264,7 @@ func (r *reader) streamError(err error, off int) error {
 		if se := (*json.SyntaxError)(nil); errors.As(lerr, &se) {
 			at = off + int(se.Offset) - 1
 		}
-		return r.errAt(at, "invalid JSON: "+lerr.Error())
+		return r.invalid(at, lerr)
 	}
 	return ie
 }
@@ -602,7 +607,7 @@ func (r *reader) syntax(err error, from int) error {
 		// brackets, commas and blank lines), so the value is scanned again from its start.
 		var v json.RawMessage
 		if errors.As(json.Unmarshal(r.data[from:], &v), &se) {
-			return r.errAt(from+int(se.Offset)-1, "invalid JSON: "+se.Error())
+			return r.invalid(from+int(se.Offset)-1, se)
 		}
 	}
 	// An array that ends early ends in io.EOF, a value in io.ErrUnexpectedEOF.
@@ -611,6 +616,18 @@ func (r *reader) syntax(err error, from int) error {
 	}
 	return r.errAt(from, "invalid JSON: "+err.Error())
 }
+
+// invalid is the syntax error err at offset at. A byte order mark there is named: the decoder
+// calls its first byte the character 'ï'.
+func (r *reader) invalid(at int, err error) *InputError {
+	if bytes.HasPrefix(r.data[at:], []byte(bom)) {
+		return r.errAt(at, "invalid JSON: a byte order mark (U+FEFF), which may only start the input")
+	}
+	return r.errAt(at, "invalid JSON: "+err.Error())
+}
+
+// bom is the UTF-8 byte order mark, U+FEFF.
+const bom = "\xef\xbb\xbf"
 
 // fromUTF16 returns data in UTF-8 when it is UTF-16, as PowerShell's > and Out-File write it: with
 // a byte order mark, or without one, when a NUL beside the first character (JSON text starts with
@@ -647,6 +664,21 @@ func fromUTF16(data []byte) ([]byte, error) {
 		out = utf8.AppendRune(out, r)
 	}
 	return out, nil
+}
+
+// invalidUTF8 is the offset of the first byte of data that is not UTF-8, -1 when there is none.
+func invalidUTF8(data []byte) int {
+	if utf8.Valid(data) {
+		return -1
+	}
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += size
+	}
+	return -1
 }
 
 // skipSep skips whitespace and the commas between the elements of an array.

@@ -1003,6 +1003,12 @@ func TestInputEncodingAndTrailingData(t *testing.T) {
 		{"JSON Lines: a comma ending the last line", acts[0] + "\n" + acts[1] + ",", fmt.Sprintf("input line 2:%d: unexpected data after the JSON value", len(acts[1])+1)},
 		{"array: a comma after it", transcript(acts) + ",\n", "input line 5:1: unexpected data after the JSON array"},
 		{"array: a comma before it", "," + transcript(acts), "input line 1:1: unexpected ',' before the first JSON value"},
+		{"a byte order mark in the middle", acts[0] + "\n\ufeff" + acts[1] + "\n", "input line 2: invalid JSON: a byte order mark (U+FEFF), which may only start the input"},
+		{"two byte order marks", "\ufeff\ufeff" + jsonLines(acts), "input line 1: invalid JSON: a byte order mark (U+FEFF), which may only start the input"},
+		// The ids would both read as "x\ufffd", one activity.
+		{"ids that are not UTF-8", `{"type":"message","id":"x` + "\xff" + `","text":"one"}` + "\n" + `{"type":"message","id":"x` + "\xfe" + `","text":"two"}` + "\n",
+			"input line 1:26: invalid UTF-8"},
+		{"a text that is not UTF-8", acts[0] + "\n" + `{"type":"message","id":"b","text":"` + "caf\xe9" + `"}` + "\n", "input line 2:39: invalid UTF-8"},
 		{"vector: a comma after it", `{"name":"v","events":[{"op":"incoming","activity":` + acts[1] + `}]},`, fmt.Sprintf("input line 1:%d: unexpected data after the conformance vector", len(acts[1])+54)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
