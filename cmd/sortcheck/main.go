@@ -317,19 +317,28 @@ func screenRows(rep findings.Report, log *Log) []row {
 	// megabytes.
 	at := make(map[string]int, len(rep.Order))
 	for k, it := range rep.Order {
-		at[it.Name] = k
+		if it.Name != "" {
+			at[it.Name] = k
+		}
 	}
+	firstInOrder := uiListIsOrder(rep, log)
 	var fallback map[string]json.RawMessage
 	rows := make([]row, 0, len(rep.Screen))
 	for i, b := range rep.Screen {
 		r := row{Position: i + 1, Name: b.Name}
 		k, ok := at[b.Name]
+		if b.Name == "" {
+			// Without an id or clientActivityID (or with one that is not a string) a revision
+			// keys a bubble of its own, at its place in the UI list: every such bubble has the
+			// same name, so the name does not tell them apart.
+			k, ok = b.First, firstInOrder && b.First < len(rep.Order) && rep.Order[b.First].Name == ""
+		}
 		var it sortkeys.Item
 		if ok {
 			it = rep.Order[k]
 		}
 		raw := it.Activity
-		if !ok {
+		if !ok && b.Name != "" {
 			// A bubble can show a revision the store no longer holds (a deleted activity).
 			if fallback == nil {
 				fallback = lastRevisions(log)
@@ -348,6 +357,21 @@ func screenRows(rep findings.Report, log *Log) []row {
 		rows = append(rows, r)
 	}
 	return rows
+}
+
+// uiListIsOrder reports whether the UI list that Bubble.First indexes is the order itself. In
+// gen-c it also holds the deleted revisions, where the order does not, so after a delete the
+// places differ by an amount sortkeys does not tell.
+func uiListIsOrder(rep findings.Report, log *Log) bool {
+	if rep.Summary.Profile != sortkeys.GenC {
+		return true
+	}
+	for _, ev := range log.Events {
+		if ev.Op == sortkeys.OpDelete {
+			return false
+		}
+	}
+	return true
 }
 
 func lastRevisions(log *Log) map[string]json.RawMessage {

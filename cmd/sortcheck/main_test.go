@@ -1216,3 +1216,55 @@ func TestCheckpointPlaces(t *testing.T) {
 		})
 	}
 }
+
+// TestRowsWithoutStringIDs: bubbles whose activities have no id, or one that is not a string,
+// each show their own activity, in the table, in --json and in the picture, whatever the profile.
+func TestRowsWithoutStringIDs(t *testing.T) {
+	msg := func(id, text string, second int) string {
+		if id != "" {
+			id = `"id":` + id + `,`
+		}
+		return fmt.Sprintf(`{"type":"message",%s"text":%q,"timestamp":"2025-01-01T00:00:0%d.000Z"}`, id, text, second)
+	}
+	for _, tc := range []struct {
+		name string
+		acts []string
+		// want has each row's id, text and timestamp's second.
+		want []string
+	}{
+		{"numeric ids", []string{msg("1", "first", 1), msg("2", "second", 2)}, []string{"1 first 1", "2 second 2"}},
+		{"no ids", []string{msg("", "first", 1), msg("", "second", 2), msg(`"z"`, "third", 3)}, []string{" first 1", " second 2", "z third 3"}},
+		{"minus zero beside a number and a string", []string{msg(`"a"`, "a", 1), msg("-0", "b", 2), msg("7", "c", 3), msg(`"7"`, "d", 4)},
+			[]string{"a a 1", "0 b 2", "7 c 3", "7 d 4"}},
+	} {
+		for _, profile := range []string{"gen-a", "gen-b", "gen-c"} {
+			t.Run(tc.name+" "+profile, func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "out.html")
+				r := decodeReport(t, runWith(t, jsonLines(tc.acts), "--json", "--profile", profile, "--html", path).stdout)
+				var got []string
+				for _, s := range r.Screen {
+					got = append(got, fmt.Sprintf("%s %s %s", s.Name, s.Text, strings.TrimSuffix(strings.TrimPrefix(s.Timestamp, "2025-01-01T00:00:0"), ".000Z")))
+				}
+				if !slices.Equal(got, tc.want) {
+					t.Errorf("--json screen %q, want %q", got, tc.want)
+				}
+				text := runWith(t, jsonLines(tc.acts), "--profile", profile).stdout
+				page, _ := os.ReadFile(path)
+				for i, w := range tc.want {
+					f := strings.Fields(w)
+					id, txt := "", f[len(f)-2]
+					if len(f) == 3 {
+						id = f[0]
+					}
+					row := regexp.MustCompile(fmt.Sprintf(`(?m)^  %d  %s +channel +%s +- +2025-01-01T00:00:0%s\.000Z`, i+1, regexp.QuoteMeta(id), txt, f[len(f)-1]))
+					if !row.MatchString(text) {
+						t.Errorf("table lacks row %d %q:\n%s", i+1, w, text)
+					}
+					if label := fmt.Sprintf(">%d. %s %s<", i+1, id, txt); !strings.Contains(string(page), label) {
+						t.Errorf("picture lacks %q", label)
+					}
+				}
+			})
+		}
+	}
+}
