@@ -99,6 +99,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	var html *htmlFile
 	if cfg.html != "" {
+		if err := checkHTMLPath(cfg, stdin, stdout); err != nil {
+			return fail(err)
+		}
 		if html, err = openHTML(cfg.html); err != nil {
 			return fail(err)
 		}
@@ -268,6 +271,33 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		cfg.file = files[0]
 	}
 	return cfg, nil
+}
+
+// checkHTMLPath refuses an --html path that is the input or standard output: the picture would
+// replace the log, or the report would be written into the picture.
+func checkHTMLPath(cfg *config, stdin io.Reader, stdout io.Writer) error {
+	target, err := os.Stat(cfg.html)
+	if err != nil {
+		// Not there yet, it is neither; openHTML reports any other problem.
+		return nil
+	}
+	var input os.FileInfo
+	switch f, ok := stdin.(*os.File); {
+	case cfg.live:
+	case cfg.file != "" && cfg.file != "-":
+		input, _ = os.Stat(cfg.file)
+	case ok:
+		input, _ = f.Stat()
+	}
+	if input != nil && os.SameFile(target, input) {
+		return fmt.Errorf("--html %s is the input: the picture would replace the log", cfg.html)
+	}
+	if f, ok := stdout.(*os.File); ok {
+		if out, err := f.Stat(); err == nil && os.SameFile(target, out) {
+			return fmt.Errorf("--html %s is standard output, where the report goes", cfg.html)
+		}
+	}
+	return nil
 }
 
 // readInput returns the raw log and a name for it used in messages.

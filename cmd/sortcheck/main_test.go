@@ -1268,3 +1268,62 @@ func TestRowsWithoutStringIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestHTMLNeverOverwritesInputOrReport: an --html path that is the input file (by any name),
+// standard input or standard output is a usage error, and the file keeps its content.
+func TestHTMLNeverOverwritesInputOrReport(t *testing.T) {
+	log := jsonLines(cleanActivities)
+	for _, tc := range []struct {
+		name string
+		// args and the files standing for stdin and stdout ("" for none) name the log's path as
+		// "LOG".
+		args          []string
+		stdin, stdout string
+		want          string
+	}{
+		{"the input file", []string{"--html", "LOG", "LOG"}, "", "", "--html LOG is the input: the picture would replace the log"},
+		{"the input file by another name", []string{"--html", "LOG", "DIR/./log.jsonl"}, "", "", "is the input"},
+		{"a link to the input file", []string{"--html", "LINK", "LOG"}, "", "", "is the input"},
+		{"standard input", []string{"--html", "LOG"}, "LOG", "", "is the input"},
+		{"standard output", []string{"--html", "LOG", "--", "-"}, "", "LOG", "--html LOG is standard output, where the report goes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "log.jsonl")
+			if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Link(path, filepath.Join(dir, "link.jsonl")); err != nil {
+				t.Fatal(err)
+			}
+			expand := strings.NewReplacer("LOG", path, "LINK", filepath.Join(dir, "link.jsonl"), "DIR", dir)
+			var args []string
+			for _, a := range tc.args {
+				args = append(args, expand.Replace(a))
+			}
+			var stdin io.Reader = strings.NewReader(log)
+			if tc.stdin != "" {
+				f, err := os.Open(expand.Replace(tc.stdin))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				stdin = f
+			}
+			var stdout io.Writer = &bytes.Buffer{}
+			if tc.stdout != "" {
+				f, err := os.OpenFile(expand.Replace(tc.stdout), os.O_WRONLY|os.O_APPEND, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				stdout = f
+			}
+			var stderr bytes.Buffer
+			code := run(args, stdin, stdout, &stderr)
+			if b, _ := os.ReadFile(path); code != exitUsage || !strings.Contains(stderr.String(), expand.Replace(tc.want)) || string(b) != log {
+				t.Errorf("exit %d, stderr %q, log kept %v; want exit 2 and %q", code, stderr.String(), string(b) == log, expand.Replace(tc.want))
+			}
+		})
+	}
+}
