@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -32,9 +33,7 @@ const maxPages = 100000
 // new activities arrive. The paged form only holds what the service replays (no typing
 // activities).
 func (s *liveSource) fetch(ctx context.Context) ([]byte, string, error) {
-	// The base is the service's root; Web Chat's domain (<root>/v3/directline) is taken for it too.
-	root := strings.TrimSuffix(strings.TrimRight(s.base, "/"), "/v3/directline")
-	conv := root + "/v3/directline/conversations/" + url.PathEscape(s.conversation)
+	conv := s.root() + "/v3/directline/conversations/" + url.PathEscape(s.conversation)
 	// tried names the /log export in an error about the activities it fell back to.
 	tried := ""
 	if s.secret {
@@ -86,6 +85,22 @@ func (s *liveSource) fetch(ctx context.Context) ([]byte, string, error) {
 	return nil, "", fmt.Errorf("GET %s/activities: still paging after %d pages", conv, maxPages)
 }
 
+// root is the service's root URL: the base, which may also be Web Chat's domain
+// (<root>/v3/directline).
+func (s *liveSource) root() string {
+	return strings.TrimSuffix(strings.TrimRight(s.base, "/"), "/v3/directline")
+}
+
+// rootPath is the path of root, "" when the service is at the root of its host: a path prefix
+// that the service is not behind gives a 404 that looks like an unknown conversation.
+func (s *liveSource) rootPath() string {
+	u, err := url.Parse(s.root())
+	if err != nil {
+		return ""
+	}
+	return u.Path
+}
+
 func (s *liveSource) get(ctx context.Context, u string) ([]byte, int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
@@ -98,11 +113,39 @@ func (s *liveSource) get(ctx context.Context, u string) ([]byte, int, error) {
 		return nil, 0, err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
 	if err != nil {
 		return nil, 0, fmt.Errorf("GET %s: %v", u, err)
 	}
+	if int64(len(body)) > maxResponseBytes {
+		return nil, 0, fmt.Errorf("GET %s: response body over sortcheck's limit of %d bytes (%d MiB)", u, maxResponseBytes, maxResponseBytes>>20)
+	}
+	// A proxy's or a login page's 200 would otherwise be reported as invalid JSON at its '<'.
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode == http.StatusOK && !isJSONType(ct) {
+		return nil, 0, fmt.Errorf("GET %s: response is not JSON (Content-Type %s)", u, ct)
+	}
 	return body, resp.StatusCode, nil
+}
+
+// maxResponseBytes caps each response body, so that a service or proxy that never ends one
+// cannot exhaust memory: 1 GiB, over three times a million-event log. Tests lower it.
+var maxResponseBytes int64 = 1 << 30
+
+// isJSONType reports whether the Content-Type ct can hold JSON or JSON Lines; a response without
+// one is given the benefit of the doubt.
+func isJSONType(ct string) bool {
+	if ct == "" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	switch mt {
+	case "application/json", "application/x-ndjson", "application/jsonl", "application/x-jsonlines", "text/json":
+		return true
+	}
+	return strings.HasSuffix(mt, "+json")
 }
 
 // statusError reports an answer other than 200, with a hint at the usual cause of a refusal.
@@ -117,6 +160,8 @@ func (s *liveSource) statusError(u string, status int, body []byte) error {
 		hint = "; is --secret the secret of the service at --base?"
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		hint = "; has the token expired, or is it for another conversation or service?"
+	case status == http.StatusNotFound && s.rootPath() != "":
+		hint = fmt.Sprintf("; is %q a conversation of the service at --base, and is %s the path of that service's root?", s.conversation, s.rootPath())
 	case status == http.StatusNotFound:
 		hint = fmt.Sprintf("; is %q a conversation of the service at --base?", s.conversation)
 	}

@@ -265,6 +265,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		if u, err := url.Parse(cfg.base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, fmt.Errorf("--base must be an http:// or https:// URL, such as http://127.0.0.1:3001, not %q", cfg.base)
 		}
+		// The request paths are appended to the base, which would put them inside its query or
+		// fragment.
+		if strings.ContainsAny(cfg.base, "?#") {
+			return nil, fmt.Errorf("--base must be the service's root URL, without a query or fragment, not %q", cfg.base)
+		}
 	case len(files) > 1:
 		return nil, fmt.Errorf("one input file at most, got %d: %s", len(files), strings.Join(files, " "))
 	case len(files) == 1:

@@ -1327,3 +1327,46 @@ func TestHTMLNeverOverwritesInputOrReport(t *testing.T) {
 		})
 	}
 }
+
+// TestLiveRefusals: a --base with a query or fragment is a usage error; a 200 that is not JSON,
+// a body over the limit and a 404 under a base with a path are each told for what they are.
+func TestLiveRefusals(t *testing.T) {
+	old := maxResponseBytes
+	maxResponseBytes = 1 << 20
+	defer func() { maxResponseBytes = old }()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/html/v3/directline/conversations/c/log":
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			io.WriteString(w, "<html><body>Sign in</body></html>")
+		case "/endless/v3/directline/conversations/c/log":
+			w.Header().Set("Content-Type", "application/x-ndjson")
+			line := []byte(strings.Repeat(`{"seq":1}`, 1000) + "\n")
+			for {
+				if _, err := w.Write(line); err != nil {
+					return
+				}
+			}
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		name, base, want string
+	}{
+		{"a query", srv.URL + "?x=1", `--base must be the service's root URL, without a query or fragment, not "` + srv.URL + `?x=1"`},
+		{"a fragment", srv.URL + "/#frag", "without a query or fragment"},
+		{"an empty query", srv.URL + "?", "without a query or fragment"},
+		{"a page that is not JSON", srv.URL + "/html", "GET " + srv.URL + "/html/v3/directline/conversations/c/log: response is not JSON (Content-Type text/html; charset=utf-8)"},
+		{"an endless body", srv.URL + "/endless", "/endless/v3/directline/conversations/c/log: response body over sortcheck's limit of 1048576 bytes (1 MiB)"},
+		{"a path the service is not behind", srv.URL + "/prefix/", `is "c" a conversation of the service at --base, and is /prefix the path of that service's root?`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := runWith(t, "", "--live", "--base", tc.base, "--conversation", "c", "--secret", "s")
+			if res.code != exitUsage || !strings.Contains(res.stderr, tc.want) || strings.Count(res.stderr, "\n") != 1 {
+				t.Errorf("exit %d, stderr %q; want exit 2 and one line with %q", res.code, res.stderr, tc.want)
+			}
+		})
+	}
+}
