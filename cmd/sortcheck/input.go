@@ -42,9 +42,11 @@ type Log struct {
 	// Lines[i] and Columns[i] are the 1-based input line and byte column where Events[i]
 	// starts.
 	Lines, Columns []int
-	// Profile and UserID come from a conformance vector; "" otherwise.
-	Profile string
-	UserID  string
+	// Profile and UserID come from a conformance vector; "" otherwise. ProfileAt is where the
+	// profile stands, for an error about it: its Reason is empty.
+	Profile   string
+	ProfileAt InputError
+	UserID    string
 	// Expects counts the vector's expect checkpoints, which are not events of the replay;
 	// Checkpoints holds them.
 	Expects     int
@@ -466,6 +468,11 @@ func (r *reader) event(raw json.RawMessage, off int) error {
 		if len(ev.Activity) == 0 || ev.Activity[0] != '{' {
 			return r.errAt(off, fmt.Sprintf("%s event without an activity object", ev.Op))
 		}
+	case sortkeys.OpDelete:
+		// The replay would ignore it, as deleting an id nothing has.
+		if ev.ActivityID == "" {
+			return r.errAt(off, "delete event without an activityID")
+		}
 	}
 	r.add(ev, off)
 	return nil
@@ -480,11 +487,15 @@ func (r *reader) vector(raw json.RawMessage, off int) error {
 			if json.Unmarshal(v, &r.log.Profile) != nil {
 				return r.errAt(voff, "profile must be a string")
 			}
+			r.log.ProfileAt = *r.errAt(voff, "")
 		case "userID":
 			if json.Unmarshal(v, &r.log.UserID) != nil {
 				return r.errAt(voff, "userID must be a string")
 			}
 		case "events":
+			// Of repeated members JSON.parse keeps the last, as for profile and userID.
+			l := r.log
+			l.Events, l.Lines, l.Columns, l.Checkpoints, l.Expects = l.Events[:0], l.Lines[:0], l.Columns[:0], nil, 0
 			return r.elements(v, voff, func(e json.RawMessage, eoff int) error {
 				if len(e) == 0 || e[0] != '{' {
 					return r.errAt(eoff, "expected an event object")

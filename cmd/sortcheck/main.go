@@ -121,7 +121,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	profile := sortkeys.Profile(cfg.profile)
 	if !cfg.profileSet && log.Profile != "" {
 		if profile, err = sortkeys.ParseProfile(log.Profile); err != nil {
-			return fail(fmt.Errorf("%s: the vector's profile %q is not gen-a, gen-b or gen-c", source, log.Profile))
+			at := log.ProfileAt
+			at.Reason = fmt.Sprintf("the vector's profile %q is not gen-a, gen-b or gen-c", log.Profile)
+			return fail(fmt.Errorf("%s: %w", source, &at))
 		}
 	}
 	userID := cfg.userID

@@ -327,7 +327,13 @@ func TestBadInputLineNumbers(t *testing.T) {
 		{"vector: unknown op", "{\"name\":\"v\",\n\"events\":[\n{\"op\":\"incoming\",\"activity\":" + cleanActivities[0] + "},\n{\"op\":\"teleport\"}\n]}", `input line 4: unknown op "teleport"`},
 		{"vector: incoming without activity", "{\"name\":\"v\",\"events\":[\n\n{\"op\":\"incoming\"}]}", "input line 3: incoming event without an activity object"},
 		{"event line with a bad op", `{"op":"sideways"}`, `input line 1:1: unknown op "sideways"`},
-		{"vector with an unknown profile", `{"name":"v","profile":"gen-z","events":[{"op":"incoming","activity":` + cleanActivities[0] + `}]}`, `stdin: the vector's profile "gen-z" is not gen-a, gen-b or gen-c`},
+		{"vector with an unknown profile", "{\"name\":\"v\",\n\"profile\":\"gen-z\",\n\"events\":[{\"op\":\"incoming\",\"activity\":" + cleanActivities[0] + "}]}",
+			`stdin: input line 2: the vector's profile "gen-z" is not gen-a, gen-b or gen-c`},
+		{"vector on one line with an unknown profile", `{"name":"v","profile":"gen-z","events":[{"op":"incoming","activity":` + cleanActivities[0] + `}]}`,
+			`stdin: input line 1:23: the vector's profile "gen-z" is not gen-a, gen-b or gen-c`},
+		{"vector: delete without activityID", "{\"name\":\"v\",\"events\":[\n{\"op\":\"incoming\",\"activity\":" + cleanActivities[0] + "},\n{\"op\":\"delete\"}]}",
+			"input line 3: delete event without an activityID"},
+		{"event line: delete of an empty activityID", `{"op":"delete","activityID":""}`, "input line 1:1: delete event without an activityID"},
 		{"log export line without activity", `{"seq":1,"kind":"activity","activity":{"type":"message"}}` + "\n" + `{"seq":2,"kind":"activity","activity":5}`, "input line 2: log entry without an activity object"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1366,6 +1372,35 @@ func TestLiveRefusals(t *testing.T) {
 			res := runWith(t, "", "--live", "--base", tc.base, "--conversation", "c", "--secret", "s")
 			if res.code != exitUsage || !strings.Contains(res.stderr, tc.want) || strings.Count(res.stderr, "\n") != 1 {
 				t.Errorf("exit %d, stderr %q; want exit 2 and one line with %q", res.code, res.stderr, tc.want)
+			}
+		})
+	}
+}
+
+// TestRepeatedVectorMembers: of a member a vector repeats, the last counts, as in JSON.parse.
+func TestRepeatedVectorMembers(t *testing.T) {
+	incoming := func(id string) string {
+		return `{"op":"incoming","activity":{"type":"message","id":"` + id + `","timestamp":"2025-01-01T00:00:01.000Z","from":{"id":"b","role":"bot"},"text":"x"}}`
+	}
+	for _, tc := range []struct {
+		name, input, profile, screen string
+		expects                      int
+	}{
+		{"events", `{"name":"v","events":[` + incoming("a1") + `,{"op":"expect","order":["a1"]}],` + "\n" + `"events":[` + incoming("a2") + `]}`, "gen-c", "a2", 0},
+		{"profile", `{"name":"v","profile":"gen-z","profile":"gen-a","events":[` + incoming("a1") + `]}`, "gen-a", "a1", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := runWith(t, tc.input, "--json")
+			if res.code != exitClean {
+				t.Fatalf("exit %d: %s", res.code, res.stderr)
+			}
+			r := decodeReport(t, res.stdout)
+			var names []string
+			for _, s := range r.Screen {
+				names = append(names, s.Name)
+			}
+			if r.Summary.Profile != tc.profile || strings.Join(names, " ") != tc.screen || r.Input.Expects != tc.expects || len(r.Checkpoints) != tc.expects || r.Summary.Events != 1 {
+				t.Errorf("profile %s, screen %v, %d events, expects %d, checkpoints %+v", r.Summary.Profile, names, r.Summary.Events, r.Input.Expects, r.Checkpoints)
 			}
 		})
 	}
