@@ -81,13 +81,21 @@ type config struct {
 // It returns the exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cfg, err := parseFlags(args, stderr)
+	// With --json, a failure is also a JSON document on stdout, where a caller reads the report.
+	failJSON := func(code string, err error) {
+		if cfg != nil && cfg.jsonOut {
+			writeJSONError(stdout, code, err)
+		}
+	}
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		return exitClean
 	case errors.Is(err, errFlagsReported):
+		failJSON(codeBadArgument, err)
 		return exitUsage
 	case err != nil:
 		fmt.Fprintln(stderr, "sortcheck:", err)
+		failJSON(codeBadArgument, err)
 		return exitUsage
 	}
 	tty := isTerminal(stderr)
@@ -95,6 +103,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fail := func(err error) int {
 		bar.done()
 		fmt.Fprintln(stderr, "sortcheck:", err)
+		code := codeBadArgument
+		if errors.Is(err, errLive) {
+			code = codeServiceError
+		}
+		failJSON(code, err)
 		return exitUsage
 	}
 	var html *htmlFile
@@ -182,8 +195,33 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitClean
 }
 
-// errFlagsReported: the flag package has already printed the problem and the usage.
-var errFlagsReported = errors.New("bad flags")
+// errFlagsReported marks a problem the flag package has already printed, with the usage; its
+// message is empty, as the error it wraps says what is wrong.
+var errFlagsReported = errors.New("")
+
+// errLive marks a failure to fetch a conversation with --live; its message is empty, as the
+// error it wraps says what failed.
+var errLive = errors.New("")
+
+// Codes of the --json error document, from Direct Line's: the command line or the input is at
+// fault, or the service --live asked.
+const (
+	codeBadArgument  = "BadArgument"
+	codeServiceError = "ServiceError"
+)
+
+// writeJSONError writes err as Direct Line writes errors, {"error":{"code","message"}}.
+func writeJSONError(w io.Writer, code string, err error) {
+	type body struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(struct {
+		Error body `json:"error"`
+	}{body{code, err.Error()}})
+}
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	cfg := &config{}
@@ -215,7 +253,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, err
 			}
-			return nil, errFlagsReported
+			return cfg, fmt.Errorf("%w%w", errFlagsReported, err)
 		}
 		left := fs.Args()
 		if n := len(rest) - len(left); n > 0 && rest[n-1] == "--" {
@@ -236,44 +274,44 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		}
 	})
 	if _, err := sortkeys.ParseProfile(cfg.profile); err != nil {
-		return nil, fmt.Errorf("--profile must be gen-a, gen-b or gen-c, not %q", cfg.profile)
+		return cfg, fmt.Errorf("--profile must be gen-a, gen-b or gen-c, not %q", cfg.profile)
 	}
 	switch cfg.failOn {
 	case "must", "misplace", "should":
 	default:
-		return nil, fmt.Errorf("--fail-on must be must, misplace or should, not %q", cfg.failOn)
+		return cfg, fmt.Errorf("--fail-on must be must, misplace or should, not %q", cfg.failOn)
 	}
 	if cfg.maxPerRule < 0 {
-		return nil, errors.New("--max-per-rule must be >= 0")
+		return cfg, errors.New("--max-per-rule must be >= 0")
 	}
 	if !cfg.live {
 		for _, f := range []struct{ name, v string }{{"--base", cfg.base}, {"--conversation", cfg.conversation}, {"--secret", cfg.secret}, {"--token", cfg.token}} {
 			if f.v != "" {
-				return nil, fmt.Errorf("%s is for --live, which is not given", f.name)
+				return cfg, fmt.Errorf("%s is for --live, which is not given", f.name)
 			}
 		}
 	}
 	switch {
 	case cfg.live:
 		if len(files) > 0 {
-			return nil, errors.New("--live takes no file argument")
+			return cfg, errors.New("--live takes no file argument")
 		}
 		if cfg.base == "" || cfg.conversation == "" {
-			return nil, errors.New("--live needs --base and --conversation")
+			return cfg, errors.New("--live needs --base and --conversation")
 		}
 		if (cfg.secret == "") == (cfg.token == "") {
-			return nil, errors.New("--live needs exactly one of --secret and --token")
+			return cfg, errors.New("--live needs exactly one of --secret and --token")
 		}
 		if u, err := url.Parse(cfg.base); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("--base must be an http:// or https:// URL, such as http://127.0.0.1:3001, not %q", cfg.base)
+			return cfg, fmt.Errorf("--base must be an http:// or https:// URL, such as http://127.0.0.1:3001, not %q", cfg.base)
 		}
 		// The request paths are appended to the base, which would put them inside its query or
 		// fragment.
 		if strings.ContainsAny(cfg.base, "?#") {
-			return nil, fmt.Errorf("--base must be the service's root URL, without a query or fragment, not %q", cfg.base)
+			return cfg, fmt.Errorf("--base must be the service's root URL, without a query or fragment, not %q", cfg.base)
 		}
 	case len(files) > 1:
-		return nil, fmt.Errorf("one input file at most, got %d: %s", len(files), strings.Join(files, " "))
+		return cfg, fmt.Errorf("one input file at most, got %d: %s", len(files), strings.Join(files, " "))
 	case len(files) == 1:
 		cfg.file = files[0]
 	}
@@ -318,7 +356,7 @@ func readInput(cfg *config, stdin io.Reader, stderr io.Writer) ([]byte, string, 
 		src := &liveSource{base: cfg.base, credential: cred, secret: cfg.secret != "", conversation: cfg.conversation, client: newHTTPClient()}
 		data, how, err := src.fetch(context.Background())
 		if err != nil {
-			return nil, "", err
+			return nil, "", fmt.Errorf("%w%w", errLive, err)
 		}
 		if len(bytes.TrimSpace(data)) == 0 {
 			return nil, "", fmt.Errorf("conversation %s has no activities yet (read from %s): nothing to check", cfg.conversation, how)

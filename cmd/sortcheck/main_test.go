@@ -1405,3 +1405,36 @@ func TestRepeatedVectorMembers(t *testing.T) {
 		})
 	}
 }
+
+// TestJSONErrors: with --json, a run that exits 2 also prints the Direct Line error shape on
+// stdout, with the message it prints on stderr.
+func TestJSONErrors(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	for _, tc := range []struct {
+		name, stdin string
+		args        []string
+		code, want  string
+	}{
+		{"unknown flag", "", []string{"--json", "--nope"}, "BadArgument", "flag provided but not defined: -nope"},
+		{"bad flag value", "", []string{"--json", "--fail-on", "never"}, "BadArgument", "--fail-on must be must, misplace or should"},
+		{"input error", "{\"type\":\"message\"},\n", []string{"--json"}, "BadArgument", "stdin: input line 1:19: unexpected data after the JSON value"},
+		{"missing file", "", []string{"--json", filepath.Join(t.TempDir(), "none.jsonl")}, "BadArgument", "no such file"},
+		{"live fetch", "", []string{"--json", "--live", "--base", srv.URL, "--conversation", "c", "--token", "t"}, "ServiceError", "HTTP 404"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := runWith(t, tc.stdin, tc.args...)
+			var doc struct {
+				Error struct{ Code, Message string }
+			}
+			dec := json.NewDecoder(strings.NewReader(res.stdout))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&doc); err != nil || res.code != exitUsage {
+				t.Fatalf("exit %d, stdout %q: %v", res.code, res.stdout, err)
+			}
+			if doc.Error.Code != tc.code || !strings.Contains(doc.Error.Message, tc.want) || !strings.Contains(res.stderr, doc.Error.Message) {
+				t.Errorf("error %+v, stderr %q; want code %s and %q in both", doc.Error, res.stderr, tc.code, tc.want)
+			}
+		})
+	}
+}
