@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -120,9 +119,10 @@ func (s *liveSource) get(ctx context.Context, u string) ([]byte, int, error) {
 	if int64(len(body)) > maxResponseBytes {
 		return nil, 0, fmt.Errorf("GET %s: response body over sortcheck's limit of %d bytes (%d MiB)", u, maxResponseBytes, maxResponseBytes>>20)
 	}
-	// A proxy's or a login page's 200 would otherwise be reported as invalid JSON at its '<'.
-	if ct := resp.Header.Get("Content-Type"); resp.StatusCode == http.StatusOK && !isJSONType(ct) {
-		return nil, 0, fmt.Errorf("GET %s: response is not JSON (Content-Type %s)", u, ct)
+	// A proxy's or a sign-in page's 200 would otherwise be reported as invalid JSON at its '<';
+	// JSON under another Content-Type is still read.
+	if t := bytes.TrimSpace(body); resp.StatusCode == http.StatusOK && len(t) > 0 && t[0] == '<' {
+		return nil, 0, fmt.Errorf("GET %s: response is not JSON (Content-Type %s)", u, resp.Header.Get("Content-Type"))
 	}
 	return body, resp.StatusCode, nil
 }
@@ -130,23 +130,6 @@ func (s *liveSource) get(ctx context.Context, u string) ([]byte, int, error) {
 // maxResponseBytes caps each response body, so that a service or proxy that never ends one
 // cannot exhaust memory: 1 GiB, over three times a million-event log. Tests lower it.
 var maxResponseBytes int64 = 1 << 30
-
-// isJSONType reports whether the Content-Type ct can hold JSON or JSON Lines; a response without
-// one is given the benefit of the doubt.
-func isJSONType(ct string) bool {
-	if ct == "" {
-		return true
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return false
-	}
-	switch mt {
-	case "application/json", "application/x-ndjson", "application/jsonl", "application/x-jsonlines", "text/json":
-		return true
-	}
-	return strings.HasSuffix(mt, "+json")
-}
 
 // statusError reports an answer other than 200, with a hint at the usual cause of a refusal.
 func (s *liveSource) statusError(u string, status int, body []byte) error {

@@ -1345,6 +1345,10 @@ func TestLiveRefusals(t *testing.T) {
 		case "/html/v3/directline/conversations/c/log":
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			io.WriteString(w, "<html><body>Sign in</body></html>")
+		case "/plain/v3/directline/conversations/c/log":
+			// JSON under a Content-Type that does not say so is still read.
+			w.Header().Set("Content-Type", "text/plain")
+			io.WriteString(w, `{"type":"message","id":"a","timestamp":"2025-01-01T00:00:00.000Z","from":{"id":"bot","role":"bot"},"text":"hi","channelData":{"webchat:sequence-id":1}}`+"\n")
 		case "/endless/v3/directline/conversations/c/log":
 			w.Header().Set("Content-Type", "application/x-ndjson")
 			line := []byte(strings.Repeat(`{"seq":1}`, 1000) + "\n")
@@ -1374,6 +1378,9 @@ func TestLiveRefusals(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want exit 2 and one line with %q", res.code, res.stderr, tc.want)
 			}
 		})
+	}
+	if res := runWith(t, "", "--live", "--base", srv.URL+"/plain", "--conversation", "c", "--secret", "s"); res.code != exitClean || !strings.Contains(res.stdout, "hi") {
+		t.Errorf("JSON as text/plain: exit %d, stderr %q", res.code, res.stderr)
 	}
 }
 
