@@ -139,6 +139,10 @@ type Bubble struct {
 	// echo, a deleted revision kept on screen. Pending revisions, which have no id, are left out;
 	// an id the list holds twice is listed twice.
 	IDs []string
+	// Activity is the JSON of the revision shown, as it was delivered or posted (a deleted
+	// revision kept on screen included), and Role its role as Item.Role gives it.
+	Activity json.RawMessage
+	Role     string
 }
 
 // Replay replays an activity log against one profile. It is not safe for concurrent use.

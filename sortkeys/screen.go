@@ -162,7 +162,8 @@ func (w *keyWalk) bubbles(ui []*record) []Bubble {
 	for _, g := range groups {
 		shown := ui[g.last]
 		if _, ok := shown.ui(); ok {
-			out = append(out, Bubble{Name: shown.name(), Key: w.keys[g.first], First: g.first, IDs: ids[g.at-g.n : g.at : g.at]})
+			out = append(out, Bubble{Name: shown.name(), Key: w.keys[g.first], First: g.first, IDs: ids[g.at-g.n : g.at : g.at],
+				Activity: shown.raw, Role: shown.role()})
 		}
 	}
 	return out

@@ -156,7 +156,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	})
 	cps := checkCheckpoints(log, profile, userID)
 	bar.step("writing the report", "", 0, 0)
-	rows := screenRows(rep, log)
+	rows := screenRows(rep)
 	if html != nil {
 		if err := html.write(rep, log, rows); err != nil {
 			return fail(err)
@@ -387,87 +387,30 @@ type row struct {
 }
 
 // screenRows describes every bubble by the revision it shows.
-func screenRows(rep findings.Report, log *Log) []row {
+func screenRows(rep findings.Report) []row {
 	// Names to places in the order, not to copies of its items: a long log's items are a hundred
-	// megabytes.
+	// megabytes. The order gives a named bubble's unit.
 	at := make(map[string]int, len(rep.Order))
 	for k, it := range rep.Order {
 		if it.Name != "" {
 			at[it.Name] = k
 		}
 	}
-	firstInOrder := uiListIsOrder(rep, log)
-	var fallback map[string]json.RawMessage
 	rows := make([]row, 0, len(rep.Screen))
 	for i, b := range rep.Screen {
 		r := row{Position: i + 1, Name: b.Name}
-		k, ok := at[b.Name]
-		if b.Name == "" {
-			// Without an id or clientActivityID (or with one that is not a string) a revision
-			// keys a bubble of its own, at its place in the UI list: every such bubble has the
-			// same name, so the name does not tell them apart.
-			k, ok = b.First, firstInOrder && b.First < len(rep.Order) && rep.Order[b.First].Name == ""
+		if k, ok := at[b.Name]; ok && b.Name != "" {
+			r.Unit = rep.Order[k].Unit
 		}
-		var it sortkeys.Item
-		if ok {
-			it = rep.Order[k]
-		}
-		raw := it.Activity
-		if !ok && b.Name != "" {
-			// A bubble can show a revision the store no longer holds (a deleted activity).
-			if fallback == nil {
-				fallback = lastRevisions(log)
-			}
-			raw = fallback[b.Name]
-		}
-		r.Unit = it.Unit
 		if r.Name == "" {
-			r.Name = shownID(raw)
+			r.Name = shownID(b.Activity)
 		}
-		describe(&r, raw)
-		if ok {
-			// What Web Chat goes by: from.role, or the role it infers without one.
-			r.Role = it.Role
-		}
+		describe(&r, b.Activity)
+		// What Web Chat goes by: from.role, or the role it infers without one.
+		r.Role = b.Role
 		rows = append(rows, r)
 	}
 	return rows
-}
-
-// uiListIsOrder reports whether the UI list that Bubble.First indexes is the order itself. In
-// gen-c it also holds the deleted revisions, where the order does not, so after a delete the
-// places differ by an amount sortkeys does not tell.
-func uiListIsOrder(rep findings.Report, log *Log) bool {
-	if rep.Summary.Profile != sortkeys.GenC {
-		return true
-	}
-	for _, ev := range log.Events {
-		if ev.Op == sortkeys.OpDelete {
-			return false
-		}
-	}
-	return true
-}
-
-func lastRevisions(log *Log) map[string]json.RawMessage {
-	m := map[string]json.RawMessage{}
-	for _, ev := range log.Events {
-		var a struct {
-			ID          string `json:"id"`
-			ChannelData struct {
-				ClientActivityID string `json:"clientActivityID"`
-			} `json:"channelData"`
-		}
-		if json.Unmarshal(ev.Activity, &a) != nil {
-			continue
-		}
-		if a.ID != "" {
-			m[a.ID] = ev.Activity
-		} else if a.ChannelData.ClientActivityID != "" {
-			m[a.ChannelData.ClientActivityID] = ev.Activity
-		}
-	}
-	return m
 }
 
 // excerptRunes is the most code points of an activity's text a row keeps (--json's text); the

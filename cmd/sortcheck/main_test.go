@@ -1225,6 +1225,28 @@ func TestCheckpointPlaces(t *testing.T) {
 
 // TestRowsWithoutStringIDs: bubbles whose activities have no id, or one that is not a string,
 // each show their own activity, in the table, in --json and in the picture, whatever the profile.
+// TestRowsAfterDelete: in gen-c a deleted revision stays on screen, so the UI list and the order
+// differ; each row still describes the revision its bubble shows, named or not.
+func TestRowsAfterDelete(t *testing.T) {
+	in := func(id, text string, second int) string {
+		if id != "" {
+			id = `"id":"` + id + `",`
+		}
+		return fmt.Sprintf(`{"op":"incoming","activity":{"type":"message",%s"text":%q,"timestamp":"2025-01-01T00:00:0%d.000Z","from":{"id":"b","role":"bot"}}}`, id, text, second)
+	}
+	vector := `{"name":"v","profile":"gen-c","events":[` + strings.Join([]string{
+		in("", "first", 1), in("x", "deleted", 2), in("", "second", 3), in("y", "last", 4), `{"op":"delete","activityID":"x"}`,
+	}, ",") + `]}`
+	r := decodeReport(t, runWith(t, vector, "--json").stdout)
+	var got []string
+	for _, s := range r.Screen {
+		got = append(got, s.Name+" "+s.Text+" "+s.Role)
+	}
+	if want := []string{" first bot", "x deleted bot", " second bot", "y last bot"}; !slices.Equal(got, want) {
+		t.Errorf("--json screen %q, want %q", got, want)
+	}
+}
+
 func TestRowsWithoutStringIDs(t *testing.T) {
 	msg := func(id, text string, second int) string {
 		if id != "" {
