@@ -94,7 +94,8 @@ type Options struct {
 	ReplyHold bool
 	// ScreenHistory makes every Apply run the rendering layer's keys walk, as Web Chat does after
 	// every change; keys can depend on that history (conformance README "From order to
-	// screen"). It costs O(n) per event. Without it, each Screen call walks once.
+	// screen"). It costs O(n) per event. Without it, each Screen call walks once. Either way a
+	// walk over the same list as the last one is skipped, as Web Chat walks after changes only.
 	ScreenHistory bool
 }
 

@@ -130,6 +130,9 @@ func (r *Replay) apply(ev Event) error {
 		}
 		st.deliver(rec)
 	case OpPost:
+		// This send's saga waits for an echo delivered from now on: one that completed an
+		// earlier send under the same clientActivityID is not this one's.
+		delete(st.echoed, rec.cid())
 		st.eng.post(rec)
 		st.track(rec)
 		rec.release()

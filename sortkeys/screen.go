@@ -21,6 +21,8 @@ type keyWalk struct {
 	gen       uint32 // stamp of the current walk; the previous walk's is gen-1
 	nextKey   int
 	keys      []int // keys of the last walk, per UI list entry
+	// walked is the UI list the last walk ran over: Web Chat walks only when the list changes.
+	walked []*record
 }
 
 type slot struct {
@@ -77,8 +79,15 @@ func (w *keyWalk) find(prev, cur []slot, i int32) (int, bool) {
 	return get(cur, i, w.gen)
 }
 
-// run walks the UI list, assigning keys, and replaces the previous walk's records.
+// run walks the UI list, assigning keys, and replaces the previous walk's records. A list with
+// the same revisions in the same places as the last walk's is not walked again: Web Chat walks
+// after changes only, and a second walk could change keys (conformance README "From order to
+// screen", step 2).
 func (w *keyWalk) run(ui []*record) {
+	if slices.Equal(ui, w.walked) {
+		return
+	}
+	w.walked = append(w.walked[:0], ui...)
 	if len(w.syms) == 0 {
 		// Most revisions bring one new symbol (an id), sends a second (a clientActivityID).
 		// Sized for them, the table of a long log is not rebuilt at each doubling.

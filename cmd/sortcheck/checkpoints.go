@@ -36,7 +36,7 @@ func checkCheckpoints(log *Log, profile sortkeys.Profile, userID string) []check
 	if len(log.Checkpoints) == 0 {
 		return nil
 	}
-	r := sortkeys.New(sortkeys.Options{Profile: profile, UserID: userID, ScreenHistory: profile == sortkeys.GenC})
+	r := sortkeys.New(sortkeys.Options{Profile: profile, UserID: userID, ScreenHistory: true})
 	results := make([]checkpointResult, len(log.Checkpoints))
 	next := 0
 	for k, cp := range log.Checkpoints {

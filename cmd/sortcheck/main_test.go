@@ -23,6 +23,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/mattn/go-runewidth"
+
+	"github.com/directline-go/directline/sortkeys"
 )
 
 // Activities of a small conforming conversation, one JSON object each.
@@ -1465,5 +1467,41 @@ func TestJSONErrors(t *testing.T) {
 				t.Errorf("error %+v, stderr %q; want code %s and %q in both", doc.Error, res.stderr, tc.code, tc.want)
 			}
 		})
+	}
+}
+
+// TestReportScreenIsLastCheckpoint: the screen sortcheck prints is the one a vector's last
+// checkpoint expects when it follows the last event; the keys walk that produced it runs after
+// the events that change the UI list, as the checkpoints', and not once more for the report.
+func TestReportScreenIsLastCheckpoint(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "sortkeys", "testdata", "vectors", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no vectors: %v", err)
+	}
+	checked := 0
+	for _, f := range files {
+		v, err := sortkeys.LoadVector(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := v.Events[len(v.Events)-1]
+		if last.Op != sortkeys.OpExpect || last.Screen == nil {
+			continue
+		}
+		checked++
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, b := range decodeReport(t, runWith(t, string(data), "--json").stdout).Screen {
+			got = append(got, b.Name)
+		}
+		if !slices.Equal(got, last.Screen) {
+			t.Errorf("%s: screen %q, the last checkpoint expects %q", filepath.Base(f), got, last.Screen)
+		}
+	}
+	if checked < 3 {
+		t.Fatalf("only %d vectors end with a screen checkpoint", checked)
 	}
 }

@@ -123,16 +123,13 @@ const screenWalkLimit = 2000
 // events are in log order (conformance README "Ops"); expect checkpoints are skipped.
 func Check(events []sortkeys.Event, opts Options) Report {
 	c := newChecker(opts, events)
-	replay := sortkeys.New(sortkeys.Options{Profile: opts.Profile, UserID: opts.UserID})
-	walk := len(events) <= screenWalkLimit
+	replay := sortkeys.New(sortkeys.Options{Profile: opts.Profile, UserID: opts.UserID, ScreenHistory: len(events) <= screenWalkLimit})
 	for i, ev := range events {
 		if ev.Op == sortkeys.OpExpect {
 			continue
 		}
 		if err := replay.Apply(ev); err != nil {
 			c.add(ActivityMalformed, i, "", "the replay rejected this event: "+err.Error())
-		} else if walk {
-			replay.Screen()
 		}
 		c.event(i, ev)
 		if opts.Progress != nil && (i%1024 == 0 || i == len(events)-1) {

@@ -124,7 +124,7 @@ function replay(log, index) {
   const userID = log.userID;
   const store = createStore();
   // The post saga completes a send with the first INCOMING_ACTIVITY carrying the send's
-  // clientActivityID and an id; remember it per clientActivityID.
+  // clientActivityID and an id after the send began; remember it per clientActivityID.
   const echoes = new Map();
   const checkpoints = [];
   const checkpointSeq = [];
@@ -150,6 +150,8 @@ function replay(log, index) {
           break;
 
         case 'post':
+          // This send's saga waits for an echo delivered from now on.
+          echoes.delete(clientActivityIDOf(event.activity));
           store.dispatch({
             type: POST_ACTIVITY_PENDING,
             meta: { clientActivityID: clientActivityIDOf(event.activity), method: 'keyboard' },
