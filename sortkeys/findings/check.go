@@ -171,12 +171,27 @@ type delivered struct {
 	// partOf is the raw isPartOf of its Message entity (a slice of the activity), nil when none.
 	partOf json.RawMessage
 	// sum is a hash of the activity's JSON: a later delivery of the same id with the same sum is
-	// the same activity delivered again (a reconnect's overlap), not a new revision.
-	sum uint64
+	// the same activity delivered again (a reconnect's overlap), not a new revision; again says
+	// this delivery is one.
+	sum   uint64
+	again bool
+	// finalAtStart: a livestream's final carrying its first revision's timestamp, which
+	// WEBCHAT-ORDERING §8 recommends for a final that should stay where the stream began.
+	finalAtStart bool
 }
 
 // typeInvoke is the invoke activity type, which Web Chat hides.
 const typeInvoke = "invoke"
+
+// suspect is a delivered activity that looks like the echo of a pending post without carrying
+// its clientActivityID: rule is reported with msg once the log has ended, if post was never
+// echoed.
+type suspect struct {
+	index     int
+	name, msg string
+	rule      string
+	post      *post
+}
 
 // reply is a delivered activity with a replyToId, for ReplyToUnknown once the log has ended.
 type reply struct {
@@ -189,6 +204,8 @@ type reply struct {
 type post struct {
 	cid    string
 	echoed bool
+	// fromID is the posted activity's from.id as sent (raw JSON).
+	fromID string
 	// The posted activity's values the echo rules compare.
 	typ, text      string
 	localTS        string
@@ -198,6 +215,8 @@ type post struct {
 type session struct {
 	finalized bool
 	partOf    string
+	// startTS is the timestamp string of the session's first revision.
+	startTS string
 }
 
 type checker struct {
@@ -231,6 +250,7 @@ type checker struct {
 	// repliedTo holds the replyToIds of the deliveries so far.
 	repliedTo map[string]bool
 	replyTos  []reply
+	suspects  []suspect
 }
 
 func newChecker(opts Options, events []sortkeys.Event) *checker {
@@ -303,6 +323,9 @@ func (c *checker) event(i int, ev sortkeys.Event) {
 			// The echo arrived earlier as an incoming event; this only completes the send.
 			return
 		}
+		if a.clientID != "" && a.clientID != cid {
+			c.add(EchoClientActivityIDChanged, i, a.name(), fmt.Sprintf("the fulfilled event completes the post with clientActivityID %q, but its echo carries %q: Web Chat would not take it for that post's echo", cid, a.clientID))
+		}
 		if p == nil {
 			p = &post{}
 		}
@@ -317,6 +340,7 @@ func (c *checker) post(i int, a *act) {
 	if a.clientID != "" {
 		p := &post{
 			cid: a.clientID, typ: a.typ, text: a.text(), localTS: a.localTS, localTSPresent: a.localTSPresent,
+			fromID: string(a.from.id),
 		}
 		c.posts[a.clientID] = p
 		if p.text != "" {
@@ -355,13 +379,17 @@ func (c *checker) deliver(i int, a *act, echoOf *post) {
 		switch {
 		case a.clientID != "" && p != nil && !p.echoed:
 			echoOf = p
+		// An activity like a pending post is only a suspect: the same user may have sent the
+		// same text from another tab. It is reported if that post is never echoed (finish).
 		case a.clientID == "":
 			if p := c.pendingWithText(a); p != nil {
-				c.add(EchoWithoutClientActivityID, i, name, fmt.Sprintf("looks like the echo of the post with clientActivityID %q (same text) but has no channelData.clientActivityID", p.cid))
+				c.suspects = append(c.suspects, suspect{index: i, name: name, rule: EchoWithoutClientActivityID, post: p,
+					msg: fmt.Sprintf("looks like the echo of the post with clientActivityID %q (same text), which is never echoed, but has no channelData.clientActivityID", p.cid)})
 			}
 		case p == nil:
 			if p := c.pendingWithText(a); p != nil {
-				c.add(EchoClientActivityIDChanged, i, name, fmt.Sprintf("looks like the echo of the post with clientActivityID %q (same text) but carries %q; Web Chat matches it exactly, so the post stays pending and this shows as a second bubble", p.cid, a.clientID))
+				c.suspects = append(c.suspects, suspect{index: i, name: name, rule: EchoClientActivityIDChanged, post: p,
+					msg: fmt.Sprintf("looks like the echo of the post with clientActivityID %q (same text), which is never echoed, but carries %q; Web Chat matches it exactly, so the post stays pending and this shows as a second bubble", p.cid, a.clientID)})
 			}
 		}
 	}
@@ -376,7 +404,9 @@ func (c *checker) deliver(i int, a *act, echoOf *post) {
 		c.add(TypeWithoutRenderer, i, name, fmt.Sprintf("Web Chat has no renderer for type %q: it throws \"No renderer for activity of type\", which may draw an error box; the service should not send it to Web Chat", a.typ))
 	}
 	if a.role == activity.RoleUser {
-		if !a.localTSPresent && (echoOf == nil || !echoOf.localTSPresent) {
+		// An echo without one is the post's fault when the post had none (reported there), and
+		// DL021's when it did.
+		if !a.localTSPresent && echoOf == nil {
 			c.add(LocalTimestampMissing, i, name, "user activity has no localTimestamp")
 		}
 		if a.localTSPresent && a.tsString && a.localTS == a.ts {
@@ -400,15 +430,16 @@ func (c *checker) deliver(i int, a *act, echoOf *post) {
 	msg, hasMsg := a.messageEntity()
 	d := delivered{
 		index: i, id: a.id, name: name, seq: a.seq, seqKind: a.seqKind, first: !idSeen,
-		tsParsed: tsParsed, ts: a.ts, t: t, partOf: msg.isPartOf, sum: sum,
+		tsParsed: tsParsed, ts: a.ts, t: t, partOf: msg.isPartOf, sum: sum, again: again,
 	}
 	c.deliveries = append(c.deliveries, d)
 	if d.first {
 		c.firsts++
 	}
-	isStream := c.livestream(i, a, idSeen, again, msg.isPartOf)
+	isStream, atStart := c.livestream(i, a, idSeen, again, msg.isPartOf)
+	c.deliveries[len(c.deliveries)-1].finalAtStart = atStart
 	if !isStream && idSeen {
-		if was, now := partOf(c.deliveries[prevAt].partOf), partOf(msg.isPartOf); was != now {
+		if was, now := partOf(c.deliveries[prevAt].partOf), partOf(msg.isPartOf); was != now && c.sortsBy(was, now) {
 			c.add(PartOfChanged, i, name, fmt.Sprintf("isPartOf changed from %s to %s in an update of the same id", orNone(was), orNone(now)))
 		}
 	}
@@ -445,7 +476,13 @@ func (c *checker) pendingWithText(a *act) *post {
 		return nil
 	}
 	c.byText[k] = ps
-	return ps[0]
+	// Another sender's message is no echo of this user's post.
+	for _, p := range ps {
+		if p.fromID == "" || len(a.from.id) == 0 || p.fromID == string(a.from.id) {
+			return p
+		}
+	}
+	return nil
 }
 
 func (c *checker) echo(i int, a *act, p *post) {
@@ -535,14 +572,14 @@ func (c *checker) sequenceID(i int, a *act, idSeen bool) {
 	}
 }
 
-// livestream applies the livestream rules and reports whether a is a valid livestream revision.
-// idSeen says an earlier activity had a's id, again that it was this same activity; isPartOf is
-// that of its Message entity.
-func (c *checker) livestream(i int, a *act, idSeen, again bool, isPartOf json.RawMessage) bool {
+// livestream applies the livestream rules and reports whether a is a valid livestream revision,
+// and whether it is a final with its session's first timestamp. idSeen says an earlier activity
+// had a's id, again that it was this same activity; isPartOf is that of its Message entity.
+func (c *checker) livestream(i int, a *act, idSeen, again bool, isPartOf json.RawMessage) (isStream, finalAtStart bool) {
 	name := a.name()
 	sm, ok := a.streamMeta()
 	if !ok {
-		return false
+		return false, false
 	}
 	var ls activity.Livestream
 	if d := a.decoded(); d != nil {
@@ -553,31 +590,43 @@ func (c *checker) livestream(i int, a *act, idSeen, again bool, isPartOf json.Ra
 		// Chat takes the entity's if channelData's is invalid; then ok holds and nothing is
 		// reported here.
 		c.notLivestream(i, a, sm)
-		return false
+		return false, false
 	}
+	// gen-a and gen-b replace an activity delivered again under its id, where gen-c's session
+	// keeps both entries; gen-a has no sealing (WEBCHAT-ORDERING §4.3, §6.1).
+	genA, genC := c.opts.Profile == sortkeys.GenA, c.opts.Profile == "" || c.opts.Profile == sortkeys.GenC
 	s := c.sessions[ls.SessionID]
 	if s != nil && s.finalized {
-		if !again {
+		switch {
+		case again:
+		case genA:
+			c.add(LivestreamAfterFinal, i, name, fmt.Sprintf("revision for livestream %s after its final activity; Web Chat main drops it, and 4.18 (gen-a, checked here) shows it in place of the final", ls.SessionID))
+		default:
 			c.add(LivestreamAfterFinal, i, name, fmt.Sprintf("revision for livestream %s after its final activity; Web Chat drops it", ls.SessionID))
 		}
-		return true
+		return true, false
 	}
 	switch {
-	case again:
+	case again && genC:
 		c.add(LivestreamRevisionIDReused, i, name, fmt.Sprintf("the same revision %s delivered again; Web Chat does not deduplicate a session's revisions by id, so livestream %s lists it twice", a.id, ls.SessionID))
+	case again:
+	case idSeen && genC:
+		c.add(LivestreamRevisionIDReused, i, name, fmt.Sprintf("livestream revision reuses the id %s of an earlier activity; Web Chat keeps both in livestream %s", a.id, ls.SessionID))
 	case idSeen:
-		c.add(LivestreamRevisionIDReused, i, name, fmt.Sprintf("livestream revision reuses the id %s of an earlier activity", a.id))
+		c.add(LivestreamRevisionIDReused, i, name, fmt.Sprintf("livestream revision reuses the id %s of an earlier activity, which it replaces in livestream %s (%s, checked here; Web Chat main keeps both)", a.id, ls.SessionID, c.opts.Profile))
 	}
-	if s == nil {
-		s = &session{partOf: partOf(isPartOf)}
+	earlier := s != nil
+	if !earlier {
+		s = &session{partOf: partOf(isPartOf), startTS: a.ts}
 		c.sessions[ls.SessionID] = s
-	} else if p := partOf(isPartOf); p != s.partOf {
+	} else if p := partOf(isPartOf); p != s.partOf && c.sortsBy(s.partOf, p) {
 		c.add(PartOfChanged, i, name, fmt.Sprintf("isPartOf changed from %s to %s within livestream %s", orNone(s.partOf), orNone(p), ls.SessionID))
 	}
 	if ls.Kind == activity.LivestreamFinal {
 		s.finalized = true
+		return true, earlier && a.tsString && a.ts == s.startTS
 	}
-	return true
+	return true, false
 }
 
 // notLivestream reports why livestream metadata sm, as sent, does not make a a revision.
@@ -622,6 +671,20 @@ func (c *checker) partGrouping(i int, name string, e entity) {
 	}
 }
 
+// sortsBy reports whether a change of isPartOf from was to now (partOf's forms) can leave an
+// entry behind in the profile checked: gen-c keeps only HowTo groupings together (WEBCHAT-ORDERING
+// §4.6), gen-b any grouping, gen-a none.
+func (c *checker) sortsBy(was, now string) bool {
+	switch c.opts.Profile {
+	case sortkeys.GenA:
+		return false
+	case sortkeys.GenB:
+		return true
+	}
+	const howTo = `"@type":"HowTo"`
+	return strings.Contains(was, howTo) || strings.Contains(now, howTo)
+}
+
 // notGrouped says what becomes of a part whose Message entity Web Chat main rejects, for the
 // profile checked: gen-b groups it all the same when the entity still names a grouping id
 // (patchActivity copies what it finds), and gen-a groups nothing.
@@ -640,6 +703,11 @@ func (c *checker) notGrouped(namesGroup bool) string {
 
 // finish applies the rules that need the whole log.
 func (c *checker) finish() {
+	for _, s := range c.suspects {
+		if !s.post.echoed {
+			c.add(s.rule, s.index, s.name, s.msg)
+		}
+	}
 	for _, r := range c.replyTos {
 		if _, ok := c.byID[r.replyTo]; !ok {
 			c.add(ReplyToUnknown, r.index, r.name, fmt.Sprintf("replyToId %q names an activity that never arrives; Web Chat holds this one up to 5 s, and later replies to the same id that arrive meanwhile with it", r.replyTo))
@@ -689,7 +757,7 @@ func (c *checker) order(rep *Report) {
 	rep.Summary.ServiceOrder = basis
 	var prevT *delivered
 	for _, d := range list {
-		if !d.tsParsed {
+		if !d.tsParsed || d.finalAtStart {
 			continue
 		}
 		if prevT != nil {
@@ -755,7 +823,9 @@ func (c *checker) deliveryPlaces(rank map[string]int, n int, basis string) (lo, 
 	all := make([]*delivered, 0, len(c.deliveries))
 	for k := range c.deliveries {
 		d := &c.deliveries[k]
-		if _, ok := rank[d.id]; !ok || d.id == "" || (basis == ServiceOrderSequenceID && d.seqKind != seqNumber) {
+		// The same activity delivered again changes nothing on screen: it does not stretch its
+		// bubble's span.
+		if _, ok := rank[d.id]; !ok || d.id == "" || d.again || (basis == ServiceOrderSequenceID && d.seqKind != seqNumber) {
 			continue
 		}
 		all = append(all, d)

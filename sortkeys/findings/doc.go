@@ -13,7 +13,8 @@
 //
 // "Delivered" activities are those of incoming events and the echoes of fulfilled events (when
 // not already delivered). The service's order is the sequence id order when every delivered
-// activity carries a numeric webchat:sequence-id, else the delivery order.
+// activity with an id carries a numeric webchat:sequence-id, else the delivery order; activities
+// without an id have no place in it (DL007 reports them).
 //
 // Rules (the Rules table carries the same ids and severities and a longer explanation):
 //

@@ -89,6 +89,34 @@ func ts(id, timestamp string) sortkeys.Event {
 
 func events(evs ...sortkeys.Event) []sortkeys.Event { return evs }
 
+// streamAt is a livestream revision with sequence id seq and timestamp second sec: the first
+// (no streamID), an interim, or the final when id starts with f.
+func streamAt(id, streamID string, seq, sec int) sortkeys.Event {
+	typ, meta := "typing", fmt.Sprintf(`"streamType":"streaming","streamSequence":%d`, seq)
+	if strings.HasPrefix(id, "f") {
+		typ, meta = "message", `"streamType":"final"`
+	}
+	if streamID != "" {
+		meta += fmt.Sprintf(`,"streamId":%q`, streamID)
+	}
+	return in(fmt.Sprintf(`{"type":%q,"id":%q,"timestamp":"2024-05-01T10:00:%02d.000Z","from":{"id":"bot","role":"bot"},"text":"t","channelData":{"webchat:sequence-id":%d,%s}}`, typ, id, sec, seq, meta))
+}
+
+// partOfType is a bot message, part of the grouping id of type typ.
+func partOfType(id, group, typ string) sortkeys.Event {
+	return bot(id, 1, fmt.Sprintf(`,"entities":[{"type":"https://schema.org/Message","@type":"Message","@id":"","isPartOf":{"@id":%q,"@type":%q}}]`, group, typ))
+}
+
+// nullCDStream is a livestream activity whose metadata is in a streaminfo entity, with channelData
+// holding the same members as null; its type is message for a final, typing otherwise.
+func nullCDStream(id, meta string) sortkeys.Event {
+	typ := "typing"
+	if strings.Contains(meta, `"final"`) {
+		typ = "message"
+	}
+	return in(fmt.Sprintf(`{"type":%q,"id":%q,"timestamp":"2024-05-01T10:00:01.000Z","from":{"id":"bot","role":"bot"},"text":"t","channelData":{"streamType":null,"streamId":null,"streamSequence":null},"entities":[{"type":"streaminfo",%s}]}`, typ, id, meta))
+}
+
 // TestRules gives every rule one log that triggers it and one that does not.
 func TestRules(t *testing.T) {
 	cases := []struct {
@@ -104,6 +132,9 @@ func TestRules(t *testing.T) {
 		{TimestampNotISO, events(ts("a", `"2024-05-01T10:00:00.000"`)), events(ts("a", `"2024-05-01T10:00:00.000Z"`)), 0},
 		{TimestampNoMillis, events(ts("a", `"2024-05-01T10:00:00Z"`)), events(ts("a", `"2024-05-01T10:00:00.1234567Z"`)), 0},
 		{TimestampNotIncreasing, events(ts("a", `"2024-05-01T10:00:01.000Z"`), ts("b", `"2024-05-01T10:00:01.000Z"`)), events(ts("a", `"2024-05-01T10:00:01.000Z"`), ts("b", `"2024-05-01T10:00:01.001Z"`)), 1},
+		// A final may carry its stream's start time, to stay where the stream began
+		// (WEBCHAT-ORDERING §8); a final with any other earlier time may not.
+		{TimestampNotIncreasing, events(streamAt("s1", "", 1, 1), streamAt("s2", "s1", 2, 3), streamAt("f1", "s1", 3, 2)), events(streamAt("s1", "", 1, 1), streamAt("s2", "s1", 2, 3), streamAt("f1", "s1", 3, 1)), 2},
 		{TimestampNotIncreasing, events(ts("a", `"2024-05-01T10:00:01.000Z"`), ts("b", `"2024-05-01T10:00:00.000Z"`)), events(ts("a", `"2024-05-01T10:00:01.000Z"`), ts("a", `"2024-05-01T09:00:00.000Z"`)), 1},
 		{ActivityMalformed, events(in(`{"type":"message","id":"a","timestamp":"2024-05-01T10:00:00.000Z","from":"bot","text":"x"}`)), events(bot("a", 1, "")), 0},
 		{ActivityMalformed, events(bot("a", 1, ""), in(`[1,2]`)), events(bot("a", 1, "")), 1},
@@ -164,6 +195,16 @@ func TestRules(t *testing.T) {
 		// The same grouping in another member order and in a one-element array is no change.
 		{PartOfChanged, events(part("a", 1, "_:g1", "1"), bot("a", 1, `,"entities":[{"type":"https://schema.org/Message","@type":"Message","@id":"","isPartOf":[{"@id":"_:g2","@type":"HowTo"}],"position":1}]`)), events(part("a", 1, "_:g1", "1"), bot("a", 1, `,"entities":[{"type":"https://schema.org/Message","@type":"Message","@id":"","isPartOf":[{"@type":"HowTo","@id":"_:g1","name":"steps"}],"position":1}]`)), 1},
 		{OrderInverted, events(ts("a", `"2024-05-01T10:00:10.000Z"`), ts("b", `"2024-05-01T10:00:05.000Z"`)), events(ts("a", `"2024-05-01T10:00:05.000Z"`), ts("b", `"2024-05-01T10:00:10.000Z"`)), 1},
+		// Delivered again unchanged (a reconnect's overlap), a and b stay inverted: a re-delivery
+		// does not stretch a bubble's span.
+		{OrderInverted, events(ts("a", `"2024-05-01T10:00:10.000Z"`), ts("b", `"2024-05-01T10:00:05.000Z"`), ts("a", `"2024-05-01T10:00:10.000Z"`), ts("b", `"2024-05-01T10:00:05.000Z"`)), events(ts("a", `"2024-05-01T10:00:05.000Z"`), ts("b", `"2024-05-01T10:00:10.000Z"`), ts("a", `"2024-05-01T10:00:05.000Z"`)), 1},
+		// Only HowTo groupings are kept together in gen-c: changing another isPartOf leaves nothing behind.
+		{PartOfChanged, events(part("a", 1, "_:g1", "1"), part("a", 1, "_:g2", "1")), events(partOfType("a", "_:t1", "Conversation"), partOfType("a", "_:t2", "Conversation")), 1},
+		// A fulfilled event whose echo carries another clientActivityID than the post's.
+		{EchoClientActivityIDChanged, events(posted(postC1), fulfilled("c1", echoC1("c9", "u1", postedLT))), events(posted(postC1), fulfilled("c1", echoC1("c1", "u1", postedLT))), 1},
+		// channelData's livestream members are null, as serializers write absent ones; the
+		// streaminfo entity says what the activity is.
+		{LivestreamAfterFinal, events(nullCDStream("s1", `"streamType":"streaming","streamSequence":1`), nullCDStream("f1", `"streamType":"final","streamId":"s1"`), nullCDStream("s2", `"streamType":"streaming","streamSequence":2,"streamId":"s1"`)), events(nullCDStream("s1", `"streamType":"streaming","streamSequence":1`), nullCDStream("s2", `"streamType":"streaming","streamSequence":2,"streamId":"s1"`), nullCDStream("f1", `"streamType":"final","streamId":"s1"`)), 2},
 	}
 	seen := map[string]bool{}
 	for i, tc := range cases {
@@ -772,9 +813,9 @@ func TestEchoWithoutClientActivityIDNamesEarliestPending(t *testing.T) {
 		posted(postC2),                 // 1
 		posted(postC3),                 // 2
 		posted(postC1),                 // 3: c1 again, so the post at 0 no longer pends
-		in(echoC1("", "u1", postedLT)), // 4: taken for the post at 1
+		in(echoC1("", "u1", postedLT)), // 4: taken for the post at 1, which is echoed next
 		fulfilled("c2", echoC1("c2", "u2", postedLT)), // 5
-		in(echoC1("", "u3", postedLT)),                // 6: taken for the post at 2
+		in(echoC1("", "u3", postedLT)),                // 6: taken for the post at 2, never echoed
 	)
 	for range 20 {
 		var got []string
@@ -784,12 +825,76 @@ func TestEchoWithoutClientActivityIDNamesEarliestPending(t *testing.T) {
 			}
 		}
 		want := []string{
-			"4: looks like the echo of the post with clientActivityID \"c2\" (same text) but has no channelData.clientActivityID",
-			"6: looks like the echo of the post with clientActivityID \"c3\" (same text) but has no channelData.clientActivityID",
+			"6: looks like the echo of the post with clientActivityID \"c3\" (same text), which is never echoed, but has no channelData.clientActivityID",
 		}
 		if !slices.Equal(got, want) {
 			t.Fatalf("findings %q, want %q", got, want)
 		}
+	}
+}
+
+// TestSameTextIsNoEchoWhenThePostIsEchoed: a user activity with a pending post's text is the
+// post's echo without its clientActivityID (DL030) or under another (DL033) only if the post is
+// never echoed, and only if it comes from the same sender: the same user may send the same text
+// from two tabs, and another user may send it too.
+func TestSameTextIsNoEchoWhenThePostIsEchoed(t *testing.T) {
+	otherTab := in(echoC1("tab2-1", "u0", "2024-05-01T10:00:01.000+02:00"))
+	otherUser := in(strings.Replace(echoC1("", "u0", postedLT), `"id":"u-user"`, `"id":"u-other"`, 1))
+	for _, tc := range []struct {
+		name string
+		log  []sortkeys.Event
+		want bool
+	}{
+		{"another tab, then the echo", events(posted(postC1), otherTab, in(echoC1("c1", "u1", postedLT))), false},
+		{"another tab, the post never echoed", events(posted(postC1), otherTab), true},
+		{"another user, the post never echoed", events(posted(postC1), otherUser), false},
+	} {
+		rep := Check(tc.log, Options{UserID: userID})
+		_, got33 := find(rep, EchoClientActivityIDChanged)
+		_, got30 := find(rep, EchoWithoutClientActivityID)
+		if got33 != tc.want || got30 {
+			t.Errorf("%s: DL033 %v, DL030 %v; want DL033 %v and no DL030", tc.name, got33, got30, tc.want)
+		}
+	}
+}
+
+// TestLivestreamRulesFollowTheProfile: gen-a and gen-b replace an activity delivered again under
+// its id, so an interim delivered twice is no fault there; gen-a has no sealing, so a revision
+// after the final is shown, not dropped.
+func TestLivestreamRulesFollowTheProfile(t *testing.T) {
+	twice := events(interim("s1", "", 1, "1"), interim("s2", "s1", 2, "2"), interim("s2", "s1", 2, "2"))
+	late := events(interim("s1", "", 1, "1"), final("f1", "s1", 2), interim("s2", "s1", 3, "2"))
+	for _, tc := range []struct {
+		profile   sortkeys.Profile
+		twiceDL43 bool
+		lateMsg   string
+	}{
+		{sortkeys.GenA, false, "4.18 (gen-a, checked here) shows it in place of the final"},
+		{sortkeys.GenB, false, "Web Chat drops it"},
+		{sortkeys.GenC, true, "Web Chat drops it"},
+	} {
+		if _, got := find(Check(twice, Options{Profile: tc.profile, UserID: userID}), LivestreamRevisionIDReused); got != tc.twiceDL43 {
+			t.Errorf("%s: DL043 on an interim delivered twice: %v, want %v", tc.profile, got, tc.twiceDL43)
+		}
+		if f, ok := find(Check(late, Options{Profile: tc.profile, UserID: userID}), LivestreamAfterFinal); !ok || !strings.HasSuffix(f.Message, tc.lateMsg) {
+			t.Errorf("%s: DL040 %+v (found: %v), want a message ending %q", tc.profile, f, ok, tc.lateMsg)
+		}
+	}
+}
+
+// TestLocalTimestampMissingOnce: a post without localTimestamp whose echo returns it as posted
+// (without one) is one fault, reported on the post.
+func TestLocalTimestampMissingOnce(t *testing.T) {
+	post := strings.Replace(postC1, `"localTimestamp":"2024-05-01T10:00:02.000+02:00",`, "", 1)
+	rep := Check(events(posted(post), fulfilled("c1", echoC1("c1", "u1", ""))), Options{UserID: userID})
+	var at []int
+	for _, f := range rep.Findings {
+		if f.Rule == LocalTimestampMissing {
+			at = append(at, f.Index)
+		}
+	}
+	if !slices.Equal(at, []int{0}) {
+		t.Errorf("DL020 at %v, want only at the post (0)", at)
 	}
 }
 

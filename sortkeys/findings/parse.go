@@ -390,8 +390,8 @@ func (a *act) seqIsInteger() bool {
 	return a.seq == math.Trunc(a.seq) && math.Abs(a.seq) <= maxSafeInteger
 }
 
-// streamMeta is the livestream metadata as sent, valid or not: channelData when it carries
-// streamType, else the first streaminfo entity.
+// streamMeta is the livestream metadata as sent, valid or not: channelData when it carries a
+// string streamType, else the first streaminfo entity.
 type streamMeta struct {
 	streamType, streamID string
 	seqRaw               json.RawMessage
@@ -400,7 +400,9 @@ type streamMeta struct {
 
 func (a *act) streamMeta() (streamMeta, bool) {
 	src := a.stream
-	if src.streamType == nil {
+	// channelData's members count only with a string streamType; null members (as serializers
+	// write absent ones) leave the streaminfo entity to say (WEBCHAT-ORDERING §4.5).
+	if _, ok := str(src.streamType); !ok {
 		src = streamFields{}
 		for _, raw := range a.entities {
 			var e entity
