@@ -321,6 +321,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 // checkHTMLPath refuses an --html path that is the input or standard output: the picture would
 // replace the log, or the report would be written into the picture.
 func checkHTMLPath(cfg *config, stdin io.Reader, stdout io.Writer) error {
+	if cfg.html == "-" {
+		// "-" stands for standard output, as it stands for standard input as the log.
+		return errors.New("--html - would be standard output, where the report goes; name a file")
+	}
 	target, err := os.Stat(cfg.html)
 	if err != nil {
 		// Not there yet, it is neither; openHTML reports any other problem.

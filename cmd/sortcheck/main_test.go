@@ -1316,6 +1316,7 @@ func TestHTMLNeverOverwritesInputOrReport(t *testing.T) {
 		{"a link to the input file", []string{"--html", "LINK", "LOG"}, "", "", "is the input"},
 		{"standard input", []string{"--html", "LOG"}, "LOG", "", "is the input"},
 		{"standard output", []string{"--html", "LOG", "--", "-"}, "", "LOG", "--html LOG is standard output, where the report goes"},
+		{"a dash", []string{"--html", "-", "LOG"}, "", "", "--html - would be standard output"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -382,6 +382,16 @@ func TestDocListsEveryRule(t *testing.T) {
 			t.Errorf("doc.go has no line %q", r.ID+" "+string(r.Severity))
 		}
 	}
+	// The README's table lists the same rules.
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range Rules {
+		if row := "| `" + r.ID + "` | " + string(r.Severity) + " | "; !strings.Contains(string(readme), row) {
+			t.Errorf("README.md has no row starting %q", row)
+		}
+	}
 }
 
 func TestInversions(t *testing.T) {
