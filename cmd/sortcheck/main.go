@@ -90,7 +90,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		return exitClean
-	case errors.Is(err, errFlagsReported):
+	case errors.As(err, new(flagsReported)):
 		failJSON(codeBadArgument, err)
 		return exitUsage
 	case err != nil:
@@ -104,7 +104,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		bar.done()
 		fmt.Fprintln(stderr, "sortcheck:", err)
 		code := codeBadArgument
-		if errors.Is(err, errLive) {
+		if errors.As(err, new(liveError)) {
 			code = codeServiceError
 		}
 		failJSON(code, err)
@@ -195,13 +195,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitClean
 }
 
-// errFlagsReported marks a problem the flag package has already printed, with the usage; its
-// message is empty, as the error it wraps says what is wrong.
-var errFlagsReported = errors.New("")
+// flagsReported is a problem the flag package has already printed, with the usage.
+type flagsReported struct{ error }
 
-// errLive marks a failure to fetch a conversation with --live; its message is empty, as the
-// error it wraps says what failed.
-var errLive = errors.New("")
+func (e flagsReported) Unwrap() error { return e.error }
+
+// liveError is a failure to fetch a conversation with --live.
+type liveError struct{ error }
+
+func (e liveError) Unwrap() error { return e.error }
 
 // Codes of the --json error document, from Direct Line's: the command line or the input is at
 // fault, or the service --live asked.
@@ -253,7 +255,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, err
 			}
-			return cfg, fmt.Errorf("%w%w", errFlagsReported, err)
+			return cfg, flagsReported{err}
 		}
 		left := fs.Args()
 		if n := len(rest) - len(left); n > 0 && rest[n-1] == "--" {
@@ -360,7 +362,7 @@ func readInput(cfg *config, stdin io.Reader, stderr io.Writer) ([]byte, string, 
 		src := &liveSource{base: cfg.base, credential: cred, secret: cfg.secret != "", conversation: cfg.conversation, client: newHTTPClient()}
 		data, how, err := src.fetch(context.Background())
 		if err != nil {
-			return nil, "", fmt.Errorf("%w%w", errLive, err)
+			return nil, "", liveError{err}
 		}
 		if len(bytes.TrimSpace(data)) == 0 {
 			return nil, "", fmt.Errorf("conversation %s has no activities yet (read from %s): nothing to check", cfg.conversation, how)
