@@ -46,6 +46,7 @@ type htmlPage struct {
 	Must, Should, Drop           int
 	Truncated                    bool
 	LeftCount, RightCount        int
+	LeftTotal, RightTotal        int
 	LineFromX, LineToX           int
 	LeftTextX, RightTextX        int
 }
@@ -61,6 +62,11 @@ svg text { font-family: ui-monospace, monospace; font-size: 12px; }
 svg .head { font-weight: bold; font-size: 14px; }
 svg .moved { fill: #c62828; font-weight: bold; }
 svg .alone { fill: #999; }
+svg .unplaced { fill: #6d4c41; font-style: italic; }
+.legend { max-width: 60em; }
+.key-moved { color: #c62828; font-weight: bold; }
+.key-alone { color: #999; }
+.key-unplaced { color: #6d4c41; font-style: italic; }
 svg line { stroke: #90a4ae; stroke-width: 1; }
 svg line.moved { stroke: #c62828; stroke-width: 2; }
 table { border-collapse: collapse; margin-top: 1em; }
@@ -76,7 +82,15 @@ td { padding: 2px 8px; border-bottom: 1px solid #ddd; }
 <tr><td>Bubbles moved</td><td>{{.Summary.Moved}}</td></tr>
 <tr><td>Findings</td><td>{{.Must}} MUST, {{.Should}} SHOULD, {{.Drop}} DROP-or-MISPLACE</td></tr>
 </table>
-{{if .Truncated}}<p>Only the first {{.LeftCount}} activities of the service's order and {{.RightCount}} bubbles of the screen are drawn.</p>{{end}}
+<p class="legend">Each line joins an activity of the service's order (left) to the bubble that shows
+it on Web Chat's screen (right). A bubble shows the latest of its revisions and spans every delivery
+of them (updates, a livestream's revisions, a post's echo), so lines of one bubble may cross others
+without counting. <span class="key-moved">Red</span>: a bubble shown out of the service's order (DL070)
+and its activities. <span class="key-alone">Grey</span>, on the left without a line: an activity not on
+the screen, its type and why in brackets. <span class="key-unplaced">Brown italics</span>, on the right: a
+bubble with no place in the service's order (an activity without an id, or a post still
+pending).</p>
+{{if .Truncated}}<p>Only {{.LeftCount}} of the {{.LeftTotal}} activities of the service's order (those on the screen first) and {{.RightCount}} of the {{.RightTotal}} bubbles of the screen are drawn.</p>{{end}}
 <svg xmlns="http://www.w3.org/2000/svg" width="{{.Width}}" height="{{.Height}}" viewBox="0 0 {{.Width}} {{.Height}}">
 <text class="head" x="{{.LeftTextX}}" y="{{.HeaderY}}">{{.LeftHeaderText}}</text>
 <text class="head" x="{{.RightTextX}}" y="{{.HeaderY}}">{{.Right}}</text>
@@ -99,20 +113,35 @@ func writeHTML(w io.Writer, rep findings.Report, log *Log, rows []row) error {
 		HeaderY: topMargin - 10, LeftHeaderText: "Service order (" + rep.Summary.ServiceOrder + ")",
 	}
 	y := func(i int) int { return topMargin + (i+1)*rowHeight }
-	// class is how an activity of the service's order is drawn, on both sides.
+	// class is how an activity of the service's order is drawn, on both sides; a bubble without
+	// one (k < 0) is drawn as unplaced.
 	class := func(k int) string {
 		switch {
-		case k < 0 || rep.Service[k].Display < 0:
+		case k < 0:
+			return "unplaced"
+		case rep.Service[k].Display < 0:
 			return "alone"
 		case rep.Service[k].Moved:
 			return "moved"
 		}
 		return ""
 	}
+	// Over htmlMaxRows activities, those on the screen are drawn first: a long run of hidden
+	// typing activities must not leave the bubbles without their lines.
+	hidden := htmlMaxRows
+	var inStore map[string]bool
+	for _, p := range rep.Service {
+		if p.Display >= 0 {
+			hidden--
+		}
+	}
 	for k, p := range rep.Service {
-		if k == htmlMaxRows {
+		if len(page.Left) == htmlMaxRows || (p.Display < 0 && hidden <= 0) {
 			page.Truncated = true
-			break
+			continue
+		}
+		if p.Display < 0 {
+			hidden--
 		}
 		raw := log.Events[p.Index].Activity
 		d := row{Name: p.Name}
@@ -120,9 +149,19 @@ func writeHTML(w io.Writer, rep findings.Report, log *Log, rows []row) error {
 			d.Name = shownID(raw)
 		}
 		describe(&d, raw)
-		page.Left = append(page.Left, labelled(htmlRow{Y: y(k), Class: class(k)}, k+1, d.Name, d.Text))
+		if p.Display < 0 {
+			if inStore == nil {
+				inStore = make(map[string]bool, len(rep.Order))
+				for _, it := range rep.Order {
+					inStore[it.Name] = true
+				}
+			}
+			d.Text = "[" + d.Type + ", " + notShown(inStore, p.Name) + "] " + d.Text
+		}
+		at := y(len(page.Left))
+		page.Left = append(page.Left, labelled(htmlRow{Y: at, Class: class(k)}, k+1, d.Name, d.Text))
 		if i := p.Display; i >= 0 && i < htmlMaxRows {
-			page.Lines = append(page.Lines, htmlLine{Y1: y(k) - 4, Y2: y(i) - 4, Class: class(k)})
+			page.Lines = append(page.Lines, htmlLine{Y1: at - 4, Y2: y(i) - 4, Class: class(k)})
 		}
 	}
 	for i, r := range rows {
@@ -132,9 +171,20 @@ func writeHTML(w io.Writer, rep findings.Report, log *Log, rows []row) error {
 		}
 		page.RightRows = append(page.RightRows, labelled(htmlRow{Y: y(i), Class: class(rep.ScreenService[i])}, r.Position, r.Name, r.Text))
 	}
+	page.LeftTotal, page.RightTotal = len(rep.Service), len(rows)
 	page.LeftCount, page.RightCount = len(page.Left), len(page.RightRows)
 	page.Height = y(max(len(page.Left), len(page.RightRows))) + rowHeight
 	return pageTemplate.Execute(w, page)
+}
+
+// notShown says why an activity of the service's order has no bubble: its revision is hidden
+// (its type is not rendered, or it has no content), or the store no longer holds it (dropped by
+// a sealed livestream, deleted, or replaced). inStore holds the names of the order's items.
+func notShown(inStore map[string]bool, name string) string {
+	if inStore[name] {
+		return "not shown"
+	}
+	return "not in the store"
 }
 
 // htmlFile is the --html output, opened before the input is read so that a path that cannot be

@@ -1506,3 +1506,36 @@ func TestReportScreenIsLastCheckpoint(t *testing.T) {
 		t.Fatalf("only %d vectors end with a screen checkpoint", checked)
 	}
 }
+
+// TestHTMLExplainsWhatItDraws: the picture has a legend; an activity without a bubble says its
+// type and why; a bubble without a place in the service's order is drawn apart; and over the
+// row limit, the activities on the screen are drawn before hidden ones, with their lines.
+func TestHTMLExplainsWhatItDraws(t *testing.T) {
+	msg := func(id string, sec int) string {
+		return fmt.Sprintf(`{"type":"message","id":%q,"timestamp":"2024-05-01T10:%02d:%02d.000Z","from":{"id":"bot","role":"bot"},"text":"text of %s"}`, id, sec/60, sec%60, id)
+	}
+	small := []string{msg("m1", 1), `{"type":"conversationUpdate","id":"cu","timestamp":"2024-05-01T10:00:02.000Z","from":{"id":"bot","role":"bot"}}`,
+		`{"type":"message","timestamp":"2024-05-01T10:00:03.000Z","from":{"id":"bot","role":"bot"},"text":"no id"}`}
+	path := filepath.Join(t.TempDir(), "out.html")
+	runWith(t, jsonLines(small), "--html", path)
+	page, _ := os.ReadFile(path)
+	for _, want := range []string{`class="legend"`, `2. cu [conversationUpdate, not shown]`, `class="unplaced"`} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("small page lacks %q", want)
+		}
+	}
+	// htmlMaxRows hidden typing activities, then three messages shown in reverse.
+	big := []string{msg("m0", 0)}
+	for i := range htmlMaxRows {
+		big = append(big, fmt.Sprintf(`{"type":"typing","id":"t%d","timestamp":"2024-05-01T10:00:01.000Z","from":{"id":"bot","role":"bot"}}`, i))
+	}
+	big = append(big, msg("m1", 3000), msg("m2", 2000), msg("m3", 1000))
+	runWith(t, jsonLines(big), "--html", path, "--screen=false")
+	page, _ = os.ReadFile(path)
+	if n := strings.Count(string(page), "<line "); n != 4 {
+		t.Errorf("big page draws %d lines, want one for each of the 4 bubbles", n)
+	}
+	if want := fmt.Sprintf("Only %d of the %d activities of the service's order (those on the screen first) and 4 of the 4 bubbles", htmlMaxRows, htmlMaxRows+4); !strings.Contains(string(page), want) {
+		t.Errorf("big page lacks the note %q", want)
+	}
+}
