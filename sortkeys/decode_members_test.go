@@ -59,6 +59,7 @@ func decodeRecordByMembers(raw json.RawMessage, userID string, mem *decodeArenas
 			r.setType(typ)
 		case "id":
 			r.idRef, r.idIsString = r.strOf(v, strID)
+			r.idKeyed = !r.idIsString && r.setKeyOf(v, strID)
 		case "text":
 			text = v
 			r.textKind = textOther
@@ -135,7 +136,9 @@ func decodeRecordByMembers(raw json.RawMessage, userID string, mem *decodeArenas
 	if r.hasAttachments {
 		a.Attachments = oneAttachment
 	}
-	r.cidRef, _ = r.strOf(cd.cid, strCid)
+	var cidIsString bool
+	r.cidRef, cidIsString = r.strOf(cd.cid, strCid)
+	r.cidKeyed = cd.cid != nil && !cidIsString && r.setKeyOf(cd.cid, strCid)
 	switch {
 	case !hasFrom:
 		r.setRole("channel")

@@ -15,6 +15,7 @@ type decodeView struct {
 	Typ, ID, ReplyToID, Cid, Role                 string
 	IDIsString, HasText, HasAttachments, HasTS    bool
 	AttachmentsOther                              bool
+	IDKey, CidKey                                 string
 	TextKind                                      uint8
 	TsDate, Ts, Lts                               string
 	PostBack, MessageBackHidden                   bool
@@ -47,7 +48,7 @@ func fmtJSNum(n jsNum) string { return fmtNum(n.def, n.v) }
 func viewOfRecord(r *record) decodeView {
 	v := decodeView{Typ: r.typ(), ID: r.id(), ReplyToID: r.replyToID(), Cid: r.cid(), Role: r.role(),
 		IDIsString: r.idIsString, HasText: r.hasText, HasAttachments: r.hasAttachments, HasTS: r.hasTimestamp,
-		AttachmentsOther: r.attachmentsOther, TextKind: r.textKind, Ts: fmtJSNum(r.ts()), Lts: fmtJSNum(r.lts()),
+		AttachmentsOther: r.attachmentsOther, IDKey: r.idKey(), CidKey: r.cidKey(), TextKind: r.textKind, Ts: fmtJSNum(r.ts()), Lts: fmtJSNum(r.lts()),
 		PostBack: r.postBack, MessageBackHidden: r.messageBackHidden, Entities: string(r.rawEntities()),
 		Livestream: r.ls, SeqID: string(r.cd.seqID), StreamID: string(r.cd.streamID),
 		StreamSequence: string(r.cd.streamSequence), EntityPartOf: string(r.cd.entityPartOf),
@@ -128,7 +129,16 @@ func referenceView(raw []byte, userID string) (decodeView, bool) {
 	v.SeqID, v.StreamID, v.StreamSequence = string(cd["webchat:sequence-id"]), string(cd["streamId"]), string(cd["streamSequence"])
 	v.EntityPartOf, v.EntityPosition = string(cd["webchat:entity-part-of"]), string(cd["webchat:entity-position"])
 	_, v.StreamType = cd["streamType"]
-	v.Cid, _ = str(cd["clientActivityID"])
+	var cidIsString bool
+	v.Cid, cidIsString = str(cd["clientActivityID"])
+	// Keys as === compares them: a string is itself, a number or true by value.
+	v.IDKey, v.CidKey = v.ID, v.Cid
+	if !v.IDIsString {
+		v.IDKey = keyOfValue(m["id"])
+	}
+	if !cidIsString {
+		v.CidKey = keyOfValue(cd["clientActivityID"])
+	}
 	v.Ts = "undefined"
 	if seq, ok := jsonNumber(cd["webchat:sequence-id"]); ok {
 		v.Ts = fmtNum(true, seq)
@@ -151,8 +161,12 @@ func referenceView(raw []byte, userID string) (decodeView, bool) {
 		v.HasAttachments = true
 		a.Attachments = oneAttachment
 	}
+	if raw, ok := m["attachments"]; ok && raw[0] != '[' {
+		v.AttachmentsOther = true
+	}
 	a.Type, a.ID = v.Typ, v.ID
-	if ls, ok := a.Livestream(); ok {
+	// The livestream schemas also want a string id, a string text and array attachments.
+	if ls, ok := a.Livestream(); ok && v.IDIsString && v.TextKind != textOther && !v.AttachmentsOther {
 		v.Livestream = &ls
 	}
 	if gid, pos, ok := a.PartGrouping(); ok {

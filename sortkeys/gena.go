@@ -86,11 +86,12 @@ func (g *genAB) index(u *unit, add bool) {
 	if add {
 		op = addTo
 	}
-	if r.cid() != "" {
-		op(g.byCid, r.cid(), u)
+	// The reducers match ids and clientActivityIDs with ===, numbers included.
+	if k := r.cidKey(); k != "" {
+		op(g.byCid, k, u)
 	}
-	if r.id() != "" {
-		op(g.byID, r.id(), u)
+	if k := r.idKey(); k != "" {
+		op(g.byID, k, u)
 	}
 	stream := func(k string) {
 		op(g.byStream, k, u)
@@ -253,11 +254,11 @@ func (g *genAB) upsert(r *record) {
 	}
 	g.patch(r)
 	var drop []*unit
-	if r.cid() != "" {
-		drop = append(drop, g.byCid[r.cid()]...)
+	if k := r.cidKey(); k != "" {
+		drop = append(drop, g.byCid[k]...)
 	}
-	if r.id() != "" {
-		drop = append(drop, g.byID[r.id()]...)
+	if k := r.idKey(); k != "" {
+		drop = append(drop, g.byID[k]...)
 	}
 	for _, u := range drop {
 		if u.rec != nil {
@@ -303,7 +304,7 @@ func (g *genAB) insertionIndex(r *record) int {
 func (g *genAB) incoming(r *record) {
 	g.prepare(r)
 	if r.role() == activity.RoleUser {
-		for _, m := range [][]*unit{g.byCid[r.cid()], g.byID[r.id()]} {
+		for _, m := range [][]*unit{g.byCid[r.cidKey()], g.byID[r.idKey()]} {
 			for _, u := range m {
 				r.pending = u.rec.pending
 			}

@@ -74,6 +74,19 @@ func TestJSDateValue(t *testing.T) {
 	}
 }
 
+// TestKeyOfValue: numbers and true are keys by value, as === compares them; what is falsy or an
+// object (which === matches with nothing else) has none.
+func TestKeyOfValue(t *testing.T) {
+	for raw, want := range map[string]string{
+		`5`: "\xff5", `5.0`: "\xff5", `5e0`: "\xff5", `-1.5`: "\xff-1.5", `1e400`: "\xffInfinity", `true`: "\xfftrue",
+		`0`: "", `-0`: "", `false`: "", `null`: "", `"5"`: "", `[5]`: "", `{}`: "",
+	} {
+		if got := keyOfValue([]byte(raw)); got != want {
+			t.Errorf("keyOfValue(%s) = %q, want %q", raw, got, want)
+		}
+	}
+}
+
 func TestToNumber(t *testing.T) {
 	for raw, want := range map[string]float64{
 		``: math.NaN(), `null`: 0, `true`: 1, `"  12 "`: 12, `""`: 0, `"0x10"`: 16, `"1e3"`: 1000,

@@ -67,6 +67,9 @@ type record struct {
 	typCode, roleCode valueCode
 	unitPrefix        unitPrefix
 	tsDef, ltsDef     bool
+	// idKeyed and cidKeyed say ext holds idKey's or cidKey's key of a member that is not a
+	// string.
+	idKeyed, cidKeyed bool
 	// idIsString and textKind say how id and text were sent (JavaScript typeof checks); hasText
 	// is a non-empty string text; hasAttachments a non-empty attachments array; hasTimestamp is
 	// timestamp's presence.
@@ -120,8 +123,56 @@ func (r *record) str(ref strRef, which int) string {
 	return unsafe.String(&r.raw[ref.off], int(ref.n))
 }
 
-func (r *record) id() string        { return r.str(r.idRef, strID) }
-func (r *record) cid() string       { return r.str(r.cidRef, strCid) }
+func (r *record) id() string  { return r.str(r.idRef, strID) }
+func (r *record) cid() string { return r.str(r.cidRef, strCid) }
+
+// idKey and cidKey are the id and clientActivityID as gen-a's and gen-b's reducers match them
+// (a truthiness check, then ===): the string itself, or for a truthy number or true a key no
+// string can equal (keyOfValue), which an id() of "" leaves in ext; "" for what is falsy or an
+// object, which === matches with nothing else.
+func (r *record) idKey() string {
+	if r.idKeyed {
+		return r.ext[strID]
+	}
+	return r.id()
+}
+
+func (r *record) cidKey() string {
+	if r.cidKeyed {
+		return r.ext[strCid]
+	}
+	return r.cid()
+}
+
+// setKeyOf keeps the key of v, a member that is not a string, for idKey or cidKey (which), and
+// reports whether there is one.
+func (r *record) setKeyOf(v []byte, which int) bool {
+	k := keyOfValue(v)
+	if k == "" {
+		return false
+	}
+	if r.ext == nil {
+		r.ext = new(recordStrings)
+	}
+	r.ext[which] = k
+	return true
+}
+
+// keyOfValue is the key of a JSON number or true, which JavaScript compares by value: "\xff"
+// (a byte no UTF-8 string holds) and the value as String() prints it, so 5 and 5.0 are one key
+// and "5" another; "" for 0, NaN, false, null, strings, arrays and objects.
+func keyOfValue(v []byte) string {
+	t := jsonscan.TrimSpace(v)
+	switch {
+	case len(t) == 4 && string(t) == "true":
+		return "\xfftrue"
+	case len(t) > 0 && (t[0] == '-' || t[0] >= '0' && t[0] <= '9'):
+		if f, ok := jsonNumber(t); ok && f != 0 && !math.IsNaN(f) {
+			return "\xff" + NumberString(f)
+		}
+	}
+	return ""
+}
 func (r *record) replyToID() string { return r.str(r.replyRef, strReplyTo) }
 
 func (r *record) typ() string  { return r.value(r.typCode, strType) }
@@ -338,6 +389,7 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas, post bo
 				typ, _ := internedOf(t[i:vend])
 				r.setType(typ)
 			case "id":
+				r.idKeyed = false
 				if len(raw) <= math.MaxInt32 {
 					r.idRef, r.idIsString = strRef{off: int32(base - cap(t) + i + 1), n: int32(vend - i - 2)}, true
 				} else {
@@ -402,7 +454,7 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas, post bo
 				case "type":
 					r.setType("")
 				case "id":
-					r.idRef, r.idIsString = strRef{}, false
+					r.idRef, r.idIsString, r.idKeyed = strRef{}, false, false
 				case "text":
 					text, textPlain, r.textKind, r.hasText = nil, false, textAbsent, false
 				case "timestamp":
@@ -446,6 +498,7 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas, post bo
 		case "id":
 			if end, err = jsonscan.SkipValue(t, i); err == nil {
 				r.idRef, r.idIsString = r.strOf(t[i:end], strID)
+				r.idKeyed = !r.idIsString && r.setKeyOf(t[i:end], strID)
 			}
 		case "text":
 			if end, err = jsonscan.SkipValue(t, i); err == nil {
@@ -505,7 +558,9 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas, post bo
 	}
 	if cd.cid != nil {
 		// Absent, clientActivityID reads as "" (the zero strRef).
-		r.cidRef, _ = r.strOf(cd.cid, strCid)
+		var isString bool
+		r.cidRef, isString = r.strOf(cd.cid, strCid)
+		r.cidKeyed = !isString && r.setKeyOf(cd.cid, strCid)
 	}
 	if mem.idsRead != nil {
 		mem.idsRead(r)

@@ -16,8 +16,9 @@
 // Output: one JSON line per log, in input order:
 //   {"name": <log name or index>, "checkpoints": [[names...], ...], "final": [names...]}
 // with one checkpoint per expect event. A name is the activity's id, or its
-// channelData.clientActivityID while it has no id. With --seq, "checkpointSeq" and "finalSeq"
-// give each entry's channelData["webchat:sequence-id"] as the store holds it (for diagnosis).
+// channelData.clientActivityID while it has no id; "" for an id or clientActivityID that is not a
+// string. With --seq, "checkpointSeq" and "finalSeq" give each entry's
+// channelData["webchat:sequence-id"] as the store holds it (for diagnosis).
 // A log the store rejects (a reducer throws) yields {"name", "error"} and the run goes on.
 
 import { readFileSync } from 'node:fs';
@@ -108,8 +109,12 @@ function clientActivityIDOf(activity) {
   return channelData && typeof channelData === 'object' ? channelData.clientActivityID : undefined;
 }
 
+// A name as the Go side gives it: the id when it is a non-empty string, else the
+// clientActivityID when it is one, else "" (ids of other types are matched, not named).
 function nameOf(activity) {
-  return activity.id || clientActivityIDOf(activity);
+  const text = value => (typeof value === 'string' ? value : '');
+
+  return text(activity.id) || text(clientActivityIDOf(activity));
 }
 
 function sequenceIDOf(activity) {
