@@ -84,13 +84,17 @@ type Options struct {
 	// UserID is the user id Web Chat was started with; it drives role inference for incoming
 	// activities without from.role.
 	UserID string
-	// ReplyHold enables Web Chat's hold of incoming activities (queueIncomingActivitySaga.ts):
-	// once a bot activity is in the store, an incoming activity whose replyToId names an id not
-	// delivered yet, and that no delivered activity replies to either, is held until such an
-	// activity is delivered or ReplyHoldTimeout ms of simulated clock (Event.At) pass; it is then
-	// delivered, so only the arrival order changes. Each held activity waits on its own. Held
+	// ReplyHold enables Web Chat's hold of incoming activities (queueIncomingActivitySaga.ts),
+	// on the simulated clock of Event.At: while state.activities holds a bot activity, an
+	// incoming activity with a truthy replyToId that no activity there has as its id or
+	// replyToId (=== on either) is held. It goes on when a later delivered activity has that id,
+	// or state.activities has one with that id or replyToId as another is delivered, or after
+	// ReplyHoldTimeout ms; activities one delivery lets go follow it in the order they were
+	// held, breadth first. Posts and deletes change what the hold sees but release nothing. A
+	// fulfilled event whose echo is held completes its send when that echo is delivered. Held
 	// activities still waiting when the log ends are not in the order. Conformance vectors run
-	// without it.
+	// without it; the differential tests (sortkeys/difftest) compare it with Web Chat's own
+	// sagas.
 	ReplyHold bool
 	// ScreenHistory makes every Apply run the rendering layer's keys walk, as Web Chat does after
 	// every change; keys can depend on that history (conformance README "From order to

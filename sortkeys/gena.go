@@ -50,7 +50,9 @@ type genAB struct {
 	// heads caches the first member (in list order) of each byStream group. The list never
 	// reorders the units it holds, so the head only changes when a member arrives before it or
 	// the head itself leaves.
-	heads   map[string]*unit
+	heads map[string]*unit
+	// stored, when not nil, is told of every activity entering or leaving the list.
+	stored  func(r *record, add bool)
 	nextLid int32
 	units   arena[unit]
 	// beforeAfter and insertAt are the indexed searches; the tests swap in literal scans.
@@ -82,6 +84,9 @@ func removeFrom(m map[string][]*unit, k string, u *unit) {
 
 func (g *genAB) index(u *unit, add bool) {
 	r := u.rec
+	if g.stored != nil {
+		g.stored(r, add)
+	}
 	op := removeFrom
 	if add {
 		op = addTo

@@ -62,6 +62,8 @@ type grouping struct {
 
 type genC struct {
 	list unitList
+	// stored, when not nil, is told of every activity entering or leaving state.activities.
+	stored func(r *record, add bool)
 	// locals holds, by local id (dense, from 1; see loc), the activityMap entry and where the
 	// local id sits. It grows by chunks: a million locals are not copied as they grow.
 	locals  [][]local
@@ -251,6 +253,12 @@ func (g *genC) upsert(r *record) {
 	lc := g.loc(int(r.lid))
 	if lc.plain != nil {
 		prefetchLeaf(lc.plain) // a revision: repositioned or refreshed at the end
+	}
+	if g.stored != nil {
+		if lc.rec != nil {
+			g.stored(lc.rec, false)
+		}
+		g.stored(r, true)
 	}
 	lc.rec = r
 	if r.id() != "" {
@@ -499,6 +507,9 @@ func (g *genC) delete(id string) {
 	// The id tables keep their keys for lid: every lookup checks that its local id is live (a
 	// session or grouping index, that its slot is non-nil), so a stale key reads as absent and
 	// a later set takes it over, without rebuilding a whole table per delete.
+	if g.stored != nil {
+		g.stored(g.act(lid), false)
+	}
 	g.loc(lid).rec = nil
 	for _, gi := range g.linked(lid, true) {
 		gr := g.groupList[gi]

@@ -67,9 +67,9 @@ type record struct {
 	typCode, roleCode valueCode
 	unitPrefix        unitPrefix
 	tsDef, ltsDef     bool
-	// idKeyed and cidKeyed say ext holds idKey's or cidKey's key of a member that is not a
-	// string.
-	idKeyed, cidKeyed bool
+	// idKeyed, cidKeyed and replyKeyed say ext holds idKey's, cidKey's or replyKey's key of a
+	// member that is not a string; replyObject that replyToId is an object or an array.
+	idKeyed, cidKeyed, replyKeyed, replyObject bool
 	// idIsString and textKind say how id and text were sent (JavaScript typeof checks); hasText
 	// is a non-empty string text; hasAttachments a non-empty attachments array; hasTimestamp is
 	// timestamp's presence.
@@ -174,6 +174,20 @@ func keyOfValue(v []byte) string {
 	return ""
 }
 func (r *record) replyToID() string { return r.str(r.replyRef, strReplyTo) }
+
+// replyKey is replyToId as the reply hold reads it (queueIncomingActivitySaga.ts): truthy says it
+// is truthy; key is what === matches it with, as idKey gives it, "" for an object or array, which
+// === matches with nothing.
+func (r *record) replyKey() (key string, truthy bool) {
+	switch {
+	case r.replyKeyed:
+		return r.ext[strReplyTo], true
+	case r.replyObject:
+		return "", true
+	}
+	s := r.replyToID()
+	return s, s != ""
+}
 
 func (r *record) typ() string  { return r.value(r.typCode, strType) }
 func (r *record) role() string { return r.value(r.roleCode, strRole) }
@@ -409,6 +423,7 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas, post bo
 			case "localTimestamp":
 				r.ltsDef, r.ltsV = true, parseDate(t[i+1:vend-1])
 			case "replyToId":
+				r.replyKeyed, r.replyObject = false, false
 				if len(raw) <= math.MaxInt32 {
 					r.replyRef = strRef{off: int32(base - cap(t) + i + 1), n: int32(vend - i - 2)}
 				} else {
@@ -462,7 +477,7 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas, post bo
 				case "localTimestamp":
 					r.ltsDef, r.ltsV = false, 0
 				case "replyToId":
-					r.replyRef = strRef{}
+					r.replyRef, r.replyKeyed, r.replyObject = strRef{}, false, false
 				case "attachments":
 					r.hasAttachments, r.attachmentsOther = false, false
 				}
@@ -523,7 +538,11 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas, post bo
 			}
 		case "replyToId":
 			if end, err = jsonscan.SkipValue(t, i); err == nil {
-				r.replyRef, _ = r.strOf(t[i:end], strReplyTo)
+				v := t[i:end]
+				var isString bool
+				r.replyRef, isString = r.strOf(v, strReplyTo)
+				r.replyKeyed = !isString && r.setKeyOf(v, strReplyTo)
+				r.replyObject = v[0] == '{' || v[0] == '['
 			}
 		case "attachments":
 			if end, err = jsonscan.SkipValue(t, i); err == nil {

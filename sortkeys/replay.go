@@ -8,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/directline-go/directline/activity"
 )
 
 // engine is one generation's reducer.
@@ -29,21 +27,13 @@ type state struct {
 	revs   int
 	// echoed maps a clientActivityID to the echo an incoming event already delivered.
 	echoed map[string]json.RawMessage
-	// Reply hold.
-	now      float64
-	held     []*heldActivity
-	ids      map[string]bool // ids of delivered activities
-	replyTos map[string]bool // replyToIds of delivered activities
-	bots     int
+	// Reply hold (nil without Options.ReplyHold) and its simulated clock.
+	hold *replyHold
+	now  float64
 	// Keys walk.
 	walk *keyWalk
 	// mem allocates decoded revisions.
 	mem decodeArenas
-}
-
-type heldActivity struct {
-	rec      *record
-	deadline float64
 }
 
 func newReplay(opts Options) *Replay {
@@ -54,15 +44,20 @@ func newReplayWith(opts Options, newList func() unitList) *Replay {
 	if opts.Profile == "" {
 		opts.Profile = GenC
 	}
-	st := &state{opts: opts, echoed: map[string]json.RawMessage{}, ids: map[string]bool{},
-		replyTos: map[string]bool{}, walk: newKeyWalk()}
+	st := &state{opts: opts, echoed: map[string]json.RawMessage{}, walk: newKeyWalk()}
+	var stored func(r *record, add bool)
+	if opts.ReplyHold {
+		st.hold = newReplyHold()
+		stored = st.hold.stored
+	}
 	switch opts.Profile {
-	case GenA:
-		st.eng = newGenAB(newList(), false)
-	case GenB:
-		st.eng = newGenAB(newList(), true)
+	case GenA, GenB:
+		ab := newGenAB(newList(), opts.Profile == GenB)
+		ab.stored = stored
+		st.eng = ab
 	default:
 		st.c = newGenC(newList())
+		st.c.stored = stored
 		st.eng = st.c
 		st.mem.idsRead = st.c.prefetch
 	}
@@ -95,6 +90,9 @@ func (r *Replay) apply(ev Event) error {
 		if ev.ClientActivityID == "" {
 			return errors.New("sortkeys: fulfilled event without clientActivityID")
 		}
+		if st.hold != nil && st.hold.inTransit[ev.ClientActivityID] > 0 {
+			break // an echo is held: the send completes when one is delivered
+		}
 		// Web Chat's post saga completes the send with the first activity delivered with its
 		// clientActivityID and an id, whatever the event carries (conformance README,
 		// "fulfilled").
@@ -117,39 +115,51 @@ func (r *Replay) apply(ev Event) error {
 	default:
 		return fmt.Errorf("%w %q", ErrUnknownOp, ev.Op)
 	}
-	if st.opts.ReplyHold && ev.At != nil && *ev.At > st.now {
+	if st.hold != nil && ev.At != nil && *ev.At > st.now {
 		st.now = *ev.At
-		st.releaseExpired(index)
+		st.expire(index)
 	}
 	switch ev.Op {
 	case OpIncoming:
-		if st.opts.ReplyHold && st.mustHold(rec) {
-			rec.detach()
-			st.held = append(st.held, &heldActivity{rec: rec, deadline: st.now + ReplyHoldTimeout})
-			return nil
-		}
-		st.deliver(rec)
+		st.queue(rec, index)
 	case OpPost:
 		// This send's saga waits for an echo delivered from now on: one that completed an
 		// earlier send under the same clientActivityID is not this one's.
 		delete(st.echoed, rec.cid())
 		st.eng.post(rec)
-		st.track(rec)
 		rec.release()
 	case OpFulfilled:
-		if _, seen := st.echoed[ev.ClientActivityID]; !seen {
+		cid := ev.ClientActivityID
+		_, seen := st.echoed[cid]
+		switch {
+		case seen:
+			if rec == nil {
+				// The held echo was delivered as the clock moved on.
+				var err error
+				if rec, err = st.decode(st.echoed[cid], index, false); err != nil {
+					return err
+				}
+			}
+			st.eng.fulfilled(cid, rec)
+			rec.release()
+		case st.hold == nil:
+			// Web Chat delivers the echo first.
 			first := st.mem.records.alloc()
 			*first = *rec
-			st.deliver(first)
 			rec.rev = st.nextRev()
+			st.deliver(first)
+			st.eng.fulfilled(cid, rec)
+			rec.release()
+		default:
+			// The post saga completes the send with the first echo delivered from now on; this
+			// one comes through the hold, unless one is held already.
+			st.hold.awaiting[cid] = true
+			if rec != nil {
+				st.queue(rec, index)
+			}
 		}
-		st.eng.fulfilled(ev.ClientActivityID, rec)
-		rec.release()
 	case OpDelete:
 		st.eng.delete(ev.ActivityID)
-	}
-	if st.opts.ReplyHold {
-		st.releaseSatisfied(index)
 	}
 	if st.opts.ScreenHistory {
 		st.walk.run(st.uiList())
@@ -177,78 +187,58 @@ func (st *state) decode(raw json.RawMessage, index int, post bool) (*record, err
 	return rec, nil
 }
 
-// deliver is DIRECT_LINE/INCOMING_ACTIVITY.
+// deliver is DIRECT_LINE/INCOMING_ACTIVITY, followed by POST_ACTIVITY_FULFILLED when rec is the
+// echo a send waits for under Options.ReplyHold.
 func (st *state) deliver(rec *record) {
+	cid := rec.cid()
+	_, seen := st.echoed[cid]
+	echo := cid != "" && rec.id() != "" && !seen
+	var fulfil *record
+	if echo && st.hold != nil && st.hold.awaiting[cid] {
+		delete(st.hold.awaiting, cid)
+		fulfil = st.mem.records.alloc()
+		*fulfil = *rec
+		fulfil.rev = st.nextRev()
+	}
 	st.eng.incoming(rec)
-	st.track(rec)
 	rec.release()
-	if rec.cid() != "" && rec.id() != "" {
-		if _, seen := st.echoed[rec.cid()]; !seen {
-			st.echoed[rec.cid()] = rec.raw
-		}
+	if echo {
+		st.echoed[cid] = rec.raw
+	}
+	if fulfil != nil {
+		st.eng.fulfilled(cid, fulfil)
+		fulfil.release()
 	}
 }
 
-// track notes what the reply hold waits for.
-func (st *state) track(rec *record) {
-	if !st.opts.ReplyHold {
-		return
-	}
-	if rec.id() != "" {
-		st.ids[rec.id()] = true
-	}
-	if rec.replyToID() != "" {
-		st.replyTos[rec.replyToID()] = true
-	}
-	if rec.role() == activity.RoleBot {
-		st.bots++
+// queue is QUEUE_INCOMING_ACTIVITY: rec is delivered, or held under Options.ReplyHold.
+func (st *state) queue(rec *record, index int) {
+	switch {
+	case st.hold == nil:
+		st.deliver(rec)
+	case st.hold.mustHold(rec):
+		rec.detach()
+		st.hold.hold(rec, st.now)
+	default:
+		st.release(rec, index)
 	}
 }
 
-// mustHold: Web Chat holds an activity whose replyToId names an activity it has not seen, once at
-// least one bot activity is in the store, unless another delivered activity already replies to
-// the same id (queueIncomingActivitySaga.ts).
-func (st *state) mustHold(rec *record) bool {
-	rt := rec.replyToID()
-	return rt != "" && st.bots > 0 && !st.ids[rt] && !st.replyTos[rt]
-}
-
-// releaseSatisfied delivers held activities whose awaited activity has arrived, in hold order,
-// until nothing more changes.
-func (st *state) releaseSatisfied(index int) {
-	for changed := true; changed; {
-		changed = false
-		for i := 0; i < len(st.held); i++ {
-			h := st.held[i]
-			rt := h.rec.replyToID()
-			if st.ids[rt] || st.replyTos[rt] {
-				st.held = append(st.held[:i], st.held[i+1:]...)
-				h.rec.arrival = int32(index)
-				st.deliver(h.rec)
-				changed = true
-				break
-			}
-		}
+// release delivers rec and then the held activities that this lets go, breadth first (see
+// replyHold).
+func (st *state) release(rec *record, index int) {
+	next := []*record{rec}
+	for i := 0; i < len(next); i++ {
+		next[i].arrival = int32(index)
+		st.deliver(next[i])
+		next = st.hold.woken(next[i], next)
 	}
 }
 
-// releaseExpired delivers, in deadline order, the held activities whose 5 s hold is over.
-func (st *state) releaseExpired(index int) {
-	for {
-		best := -1
-		for i, h := range st.held {
-			if h.deadline <= st.now && (best < 0 || h.deadline < st.held[best].deadline) {
-				best = i
-			}
-		}
-		if best < 0 {
-			return
-		}
-		h := st.held[best]
-		st.held = append(st.held[:best], st.held[best+1:]...)
-		h.rec.arrival = int32(index)
-		st.deliver(h.rec)
-		st.releaseSatisfied(index)
+// expire delivers, in deadline order, the held activities whose wait is over at st.now.
+func (st *state) expire(index int) {
+	for r := st.hold.expired(st.now); r != nil; r = st.hold.expired(st.now) {
+		st.release(r, index)
 	}
 }
 

@@ -16,10 +16,21 @@ import (
 	"github.com/directline-go/directline/sortkeys"
 )
 
-// Paths relative to this package's directory, where `go test` runs.
+// repoRoot is relative to this package's directory, where `go test` runs.
+var repoRoot = filepath.Join("..", "..")
+
+// A harness is a Node driver and the model options that match it.
+type harness struct {
+	driver string // relative to repoRoot
+	hold   bool   // Options.ReplyHold
+}
+
 var (
-	repoRoot = filepath.Join("..", "..")
-	driver   = filepath.Join("webchat-demo", "diff", "replay.mjs") // relative to repoRoot
+	// direct dispatches the store's actions itself (replay.mjs).
+	direct = harness{driver: filepath.Join("webchat-demo", "diff", "replay.mjs")}
+	// sagas sends incoming activities through Web Chat's own sagas, reply hold included, on a
+	// simulated clock (hold.mjs).
+	sagas = harness{driver: filepath.Join("webchat-demo", "diff", "hold.mjs"), hold: true}
 )
 
 // cores maps a profile to the npm package replay.mjs loads for it (see its header).
@@ -69,9 +80,9 @@ type nodeResult struct {
 	Final       []string   `json:"final"`
 }
 
-// runNode replays logs (each marshalled to one JSON line) through the package of profile in a
+// run replays logs (each marshalled to one JSON line) through the package of profile in a
 // single Node process and returns one result per log.
-func runNode(t *testing.T, profile sortkeys.Profile, logs []any) []nodeResult {
+func (h harness) run(t *testing.T, profile sortkeys.Profile, logs []any) []nodeResult {
 	t.Helper()
 	var in bytes.Buffer
 	for _, l := range logs {
@@ -90,13 +101,13 @@ func runNode(t *testing.T, profile sortkeys.Profile, logs []any) []nodeResult {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("node", driver, "--core", string(profile), abs)
+	cmd := exec.Command("node", h.driver, "--core", string(profile), abs)
 	cmd.Dir = repoRoot
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("node %s --core %s: %v\n%s", driver, profile, err, stderr.String())
+		t.Fatalf("node %s --core %s: %v\n%s", h.driver, profile, err, stderr.String())
 	}
 	var results []nodeResult
 	sc := bufio.NewScanner(bytes.NewReader(out))
@@ -104,12 +115,12 @@ func runNode(t *testing.T, profile sortkeys.Profile, logs []any) []nodeResult {
 	for sc.Scan() {
 		var r nodeResult
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatalf("replay.mjs output: %v: %.200s", err, sc.Text())
+			t.Fatalf("%s output: %v: %.200s", h.driver, err, sc.Text())
 		}
 		results = append(results, r)
 	}
 	if len(results) != len(logs) {
-		t.Fatalf("replay.mjs returned %d results for %d logs\n%s", len(results), len(logs), stderr.String())
+		t.Fatalf("%s returned %d results for %d logs\n%s", h.driver, len(results), len(logs), stderr.String())
 	}
 	return results
 }
@@ -127,15 +138,15 @@ func withCheckpoints(events []sortkeys.Event, every int) []sortkeys.Event {
 	return out
 }
 
-// replayGo applies events to the model and returns Names() at every expect marker. A panic in
+// model applies events to the model and returns Names() at every expect marker. A panic in
 // the model is returned as an error so that it shows up as a difference.
-func replayGo(profile sortkeys.Profile, events []sortkeys.Event) (checkpoints [][]string, err error) {
+func (h harness) model(profile sortkeys.Profile, events []sortkeys.Event) (checkpoints [][]string, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("panic: %v", p)
 		}
 	}()
-	r := sortkeys.New(sortkeys.Options{Profile: profile, UserID: userID})
+	r := sortkeys.New(sortkeys.Options{Profile: profile, UserID: userID, ReplyHold: h.hold})
 	for i, ev := range events {
 		if ev.Op == sortkeys.OpExpect {
 			checkpoints = append(checkpoints, r.Names())
@@ -224,7 +235,7 @@ func TestRandomLogsAgreeWithWebChatCore(t *testing.T) {
 				logs[i] = generate(seed, logLength(seed))
 				batch[i] = genLog{Name: logs[i].Name, UserID: userID, Events: withCheckpoints(logs[i].Events, checkpointEvery)}
 			}
-			results := runNode(t, profile, batch)
+			results := direct.run(t, profile, batch)
 			var failing []string
 			for i, res := range results {
 				events := batch[i].(genLog).Events
@@ -232,12 +243,12 @@ func TestRandomLogsAgreeWithWebChatCore(t *testing.T) {
 					t.Errorf("%s: replay.mjs rejected the log: %s", logs[i].Name, res.Error)
 					continue
 				}
-				model, err := replayGo(profile, events)
+				model, err := direct.model(profile, events)
 				if d := difference(events, res, model, err); d != "" {
 					if len(failing) == 0 {
 						seed := *firstSeed + uint64(i)
 						t.Errorf("%s (seed %d, %s; rerun alone with -args -difftest.seed=%d -difftest.logs=1): %s\n%s",
-							logs[i].Name, seed, profile, seed, d, shrinkReport(t, profile, logs[i]))
+							logs[i].Name, seed, profile, seed, d, direct.shrinkReport(t, profile, logs[i]))
 					}
 					failing = append(failing, logs[i].Name)
 				}
@@ -251,20 +262,20 @@ func TestRandomLogsAgreeWithWebChatCore(t *testing.T) {
 
 // failsAt reports, for each candidate event list, whether Node and the model disagree when
 // every event is a checkpoint. Candidates Node rejects count as agreeing.
-func failsAt(t *testing.T, profile sortkeys.Profile, candidates [][]sortkeys.Event) []bool {
+func (h harness) failsAt(t *testing.T, profile sortkeys.Profile, candidates [][]sortkeys.Event) []bool {
 	t.Helper()
 	batch := make([]any, len(candidates))
 	for i, c := range candidates {
 		batch[i] = genLog{Name: fmt.Sprint(i), UserID: userID, Events: withCheckpoints(c, 1)}
 	}
-	results := runNode(t, profile, batch)
+	results := h.run(t, profile, batch)
 	fails := make([]bool, len(candidates))
 	for i, res := range results {
 		if res.Error != "" {
 			continue
 		}
 		events := batch[i].(genLog).Events
-		model, err := replayGo(profile, events)
+		model, err := h.model(profile, events)
 		fails[i] = difference(events, res, model, err) != ""
 	}
 	return fails
@@ -272,7 +283,7 @@ func failsAt(t *testing.T, profile sortkeys.Profile, candidates [][]sortkeys.Eve
 
 // shrink removes chunks of events (delta debugging) while the difference persists and returns
 // the smallest failing event list it finds.
-func shrink(t *testing.T, profile sortkeys.Profile, events []sortkeys.Event) []sortkeys.Event {
+func (h harness) shrink(t *testing.T, profile sortkeys.Profile, events []sortkeys.Event) []sortkeys.Event {
 	t.Helper()
 	current := events
 	n := 2
@@ -283,7 +294,7 @@ func shrink(t *testing.T, profile sortkeys.Profile, events []sortkeys.Event) []s
 			end := min(start+size, len(current))
 			candidates = append(candidates, slices.Concat(current[:start], current[end:]))
 		}
-		fails := failsAt(t, profile, candidates)
+		fails := h.failsAt(t, profile, candidates)
 		if i := slices.Index(fails, true); i >= 0 {
 			current = candidates[i]
 			n = max(n-1, 2)
@@ -299,12 +310,12 @@ func shrink(t *testing.T, profile sortkeys.Profile, events []sortkeys.Event) []s
 
 // shrinkReport shrinks a failing log and shows the result with both orders at every event, ready
 // to be saved under testdata/.
-func shrinkReport(t *testing.T, profile sortkeys.Profile, log genLog) string {
+func (h harness) shrinkReport(t *testing.T, profile sortkeys.Profile, log genLog) string {
 	t.Helper()
-	small := shrink(t, profile, log.Events)
+	small := h.shrink(t, profile, log.Events)
 	events := withCheckpoints(small, 1)
-	node := runNode(t, profile, []any{genLog{Name: log.Name, UserID: userID, Events: events}})[0]
-	model, err := replayGo(profile, events)
+	node := h.run(t, profile, []any{genLog{Name: log.Name, UserID: userID, Events: events}})[0]
+	model, err := h.model(profile, events)
 	saved := regressionLog{Name: log.Name + "-shrunk", Profile: profile, UserID: userID, Events: small}
 	b, _ := json.MarshalIndent(saved, "", "  ")
 	return fmt.Sprintf("smallest failing log (%d of %d events): %s\n%s", len(small), len(log.Events),
@@ -351,13 +362,13 @@ func TestRegressionLogsAgreeWithWebChatCore(t *testing.T) {
 		for i, l := range logs {
 			batch[i] = genLog{Name: l.Name, UserID: l.UserID, Events: withCheckpoints(l.Events, 1)}
 		}
-		for i, res := range runNode(t, profile, batch) {
+		for i, res := range direct.run(t, profile, batch) {
 			if res.Error != "" {
 				t.Errorf("%s: replay.mjs rejected the log: %s", logs[i].Name, res.Error)
 				continue
 			}
 			events := batch[i].(genLog).Events
-			model, err := replayGo(profile, events)
+			model, err := direct.model(profile, events)
 			if d := difference(events, res, model, err); d != "" {
 				t.Errorf("%s (%s): %s", logs[i].Name, profile, d)
 			}
@@ -396,7 +407,7 @@ func TestDriverReproducesGenAVectors(t *testing.T) {
 		batch[i] = v
 	}
 	checkpoints := 0
-	for i, res := range runNode(t, sortkeys.GenA, batch) {
+	for i, res := range direct.run(t, sortkeys.GenA, batch) {
 		v := vectors[i]
 		if res.Error != "" {
 			t.Errorf("%s: replay.mjs rejected the vector: %s", v.Name, res.Error)

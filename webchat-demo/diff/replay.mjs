@@ -21,21 +21,19 @@
 // channelData["webchat:sequence-id"] as the store holds it (for diagnosis).
 // A log the store rejects (a reducer throws) yields {"name", "error"} and the run goes on.
 
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 
-const CORES = {
-  'gen-a': 'botframework-webchat-core',
-  'gen-b': 'botframework-webchat-core-prerelease'
-};
-
-// Action types and shapes as Web Chat's sagas dispatch them (core sagas/postActivitySaga,
-// sagas/queueIncomingActivitySaga, actions/deleteActivity).
-const INCOMING_ACTIVITY = 'DIRECT_LINE/INCOMING_ACTIVITY';
-const POST_ACTIVITY_PENDING = 'DIRECT_LINE/POST_ACTIVITY_PENDING';
-const POST_ACTIVITY_FULFILLED = 'DIRECT_LINE/POST_ACTIVITY_FULFILLED';
-const DELETE_ACTIVITY = 'DIRECT_LINE/DELETE_ACTIVITY';
+import {
+  CORES,
+  DELETE_ACTIVITY,
+  INCOMING_ACTIVITY,
+  POST_ACTIVITY_FULFILLED,
+  POST_ACTIVITY_PENDING,
+  clientActivityIDOf,
+  nameOf,
+  readLogs
+} from './logs.mjs';
 
 // Fields Web Chat's incoming saga treats as absent when they are null (conformance README,
 // "incoming", step 1).
@@ -101,20 +99,6 @@ function normaliseIncoming(activity, userID) {
   }
 
   return normalised;
-}
-
-function clientActivityIDOf(activity) {
-  const channelData = activity.channelData;
-
-  return channelData && typeof channelData === 'object' ? channelData.clientActivityID : undefined;
-}
-
-// A name as the Go side gives it: the id when it is a non-empty string, else the
-// clientActivityID when it is one, else "" (ids of other types are matched, not named).
-function nameOf(activity) {
-  const text = value => (typeof value === 'string' ? value : '');
-
-  return text(activity.id) || text(clientActivityIDOf(activity));
 }
 
 function sequenceIDOf(activity) {
@@ -210,26 +194,6 @@ function replay(log, index) {
   return result;
 }
 
-function parseLogs(text) {
-  const trimmed = text.trim();
-
-  if (!trimmed) {
-    return [];
-  }
-
-  try {
-    const whole = JSON.parse(trimmed);
-
-    return Array.isArray(whole) ? whole : [whole];
-  } catch {
-    return trimmed
-      .split('\n')
-      .filter(line => line.trim())
-      .map(line => JSON.parse(line));
-  }
-}
-
-const input = readFileSync(positionals.length ? positionals[0] : 0, 'utf8');
-const out = parseLogs(input).map((log, index) => JSON.stringify(replay(log, index)));
+const out = readLogs(positionals[0]).map((log, index) => JSON.stringify(replay(log, index)));
 
 process.stdout.write(out.length ? out.join('\n') + '\n' : '');
