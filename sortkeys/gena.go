@@ -343,8 +343,26 @@ func (g *genAB) fulfilled(cid string, echo *record) {
 	}
 }
 
+// delete is DELETE_ACTIVITY: updateIn(state, [({ id }) => id === activityID]) of
+// simple-update-in, which finds the indexes of every match first and then deletes at each of
+// them in turn from the shortening array. The m-th deletion (from 0) so takes the activity m
+// places after the m-th match, when the array still reaches that far: with one match, that
+// match; with more, from the second on, whatever follows it.
 func (g *genAB) delete(id string) {
-	for _, u := range slices.Clone(g.byID[id]) {
+	matches := g.byID[id]
+	at := make([]int, len(matches))
+	for i, u := range matches {
+		at[i] = g.list.Index(u)
+	}
+	slices.Sort(at)
+	n := g.list.Len()
+	var gone []*unit
+	for m, i := range at {
+		if i+m < n {
+			gone = append(gone, g.list.At(i+m))
+		}
+	}
+	for _, u := range gone {
 		g.index(u, false)
 		g.list.Remove(u)
 	}
