@@ -334,44 +334,59 @@ type regressionLog struct {
 }
 
 func TestRegressionLogsAgreeWithWebChatCore(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) == 0 {
-		t.Fatal("no regression logs under testdata/")
-	}
-	requireNode(t)
 	byProfile := map[sortkeys.Profile][]regressionLog{}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var l regressionLog
-		if err := json.Unmarshal(data, &l); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
+	for _, l := range loadRegressionLogs(t, "testdata") {
 		if _, ok := cores[l.Profile]; !ok {
-			t.Fatalf("%s: profile %q has no npm package", f, l.Profile)
+			t.Fatalf("%s: profile %q has no npm package", l.Name, l.Profile)
 		}
 		byProfile[l.Profile] = append(byProfile[l.Profile], l)
 	}
 	for profile, logs := range byProfile {
-		batch := make([]any, len(logs))
-		for i, l := range logs {
-			batch[i] = genLog{Name: l.Name, UserID: l.UserID, Events: withCheckpoints(l.Events, 1)}
+		direct.check(t, profile, logs)
+	}
+}
+
+// loadRegressionLogs reads the regression logs in dir; it fails the test when there are none.
+func loadRegressionLogs(t *testing.T, dir string) []regressionLog {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatalf("no regression logs under %s", dir)
+	}
+	requireNode(t)
+	logs := make([]regressionLog, len(files))
+	for i, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
 		}
-		for i, res := range direct.run(t, profile, batch) {
-			if res.Error != "" {
-				t.Errorf("%s: replay.mjs rejected the log: %s", logs[i].Name, res.Error)
-				continue
-			}
-			events := batch[i].(genLog).Events
-			model, err := direct.model(profile, events)
-			if d := difference(events, res, model, err); d != "" {
-				t.Errorf("%s (%s): %s", logs[i].Name, profile, d)
-			}
+		if err := json.Unmarshal(data, &logs[i]); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+	}
+	return logs
+}
+
+// check replays logs, each event a checkpoint, through Node and the model under profile, and
+// reports every log where they disagree.
+func (h harness) check(t *testing.T, profile sortkeys.Profile, logs []regressionLog) {
+	t.Helper()
+	batch := make([]any, len(logs))
+	for i, l := range logs {
+		batch[i] = genLog{Name: l.Name, UserID: l.UserID, Events: withCheckpoints(l.Events, 1)}
+	}
+	for i, res := range h.run(t, profile, batch) {
+		if res.Error != "" {
+			t.Errorf("%s: %s rejected the log: %s", logs[i].Name, h.driver, res.Error)
+			continue
+		}
+		events := batch[i].(genLog).Events
+		model, err := h.model(profile, events)
+		if d := difference(events, res, model, err); d != "" {
+			t.Errorf("%s (%s): %s", logs[i].Name, profile, d)
 		}
 	}
 }

@@ -1,10 +1,8 @@
 package difftest
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -210,41 +208,8 @@ func TestHoldAgreesWithWebChatCore(t *testing.T) {
 // TestHoldRegressionLogs replays the logs under testdata/hold, each once a difference between
 // the model's reply hold and Web Chat's, through both.
 func TestHoldRegressionLogs(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "hold", "*.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) == 0 {
-		t.Fatal("no regression logs under testdata/hold/")
-	}
-	requireNode(t)
-	var logs []regressionLog
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var l regressionLog
-		if err := json.Unmarshal(data, &l); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		logs = append(logs, l)
-	}
+	logs := loadRegressionLogs(t, filepath.Join("testdata", "hold"))
 	for _, profile := range []sortkeys.Profile{sortkeys.GenA, sortkeys.GenB} {
-		batch := make([]any, len(logs))
-		for i, l := range logs {
-			batch[i] = genLog{Name: l.Name, UserID: l.UserID, Events: withCheckpoints(l.Events, 1)}
-		}
-		for i, res := range sagas.run(t, profile, batch) {
-			if res.Error != "" {
-				t.Errorf("%s: hold.mjs rejected the log: %s", logs[i].Name, res.Error)
-				continue
-			}
-			events := batch[i].(genLog).Events
-			model, err := sagas.model(profile, events)
-			if d := difference(events, res, model, err); d != "" {
-				t.Errorf("%s (%s): %s", logs[i].Name, profile, d)
-			}
-		}
+		sagas.check(t, profile, logs)
 	}
 }
