@@ -142,3 +142,35 @@ func BenchmarkReplayDeletes(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReplayHowTo replays one HowTo part grouping of n parts (gen-c), without positions
+// and with increasing ones: a new part must not scan the parts before it, so ns/event stays
+// roughly level from 10k to 100k parts.
+func BenchmarkReplayHowTo(b *testing.B) {
+	for _, positions := range []bool{false, true} {
+		for _, n := range []int{10_000, 100_000} {
+			events := make([]Event, n)
+			for i := range events {
+				pos := ""
+				if positions {
+					pos = fmt.Sprintf(`,"position":%d`, i+1)
+				}
+				events[i] = in(fmt.Sprintf(`{"type":"message","id":"p%d","text":"step","from":{"id":"bot"},`+
+					`"timestamp":"2025-01-01T00:00:00.000Z","entities":[{"@context":"https://schema.org","@id":"",`+
+					`"@type":"Message","type":"https://schema.org/Message","isPartOf":{"@id":"_:h1","@type":"HowTo"}%s}]}`, i, pos))
+			}
+			b.Run(fmt.Sprintf("positions=%v/%dk", positions, n/1000), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					r := New(Options{})
+					for _, ev := range events {
+						if err := r.Apply(ev); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/(float64(b.N)*float64(n)), "ns/event")
+			})
+		}
+	}
+}

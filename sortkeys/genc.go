@@ -55,6 +55,9 @@ type grouping struct {
 	idx   int
 	parts []part
 	ts    jsNum
+	// maxPos is at least every part's position (NaN ones aside): a new part whose position is
+	// not below it goes last without a scan.
+	maxPos float64
 	// u is the grouping's main-list unit once it has one: own, kept inside the grouping.
 	u   *unit
 	own unit
@@ -121,11 +124,11 @@ type link struct {
 // addLink notes that the local id whose entry is lc joined the session (or grouping) of index
 // idx, once.
 func (g *genC) addLink(lc *local, idx int, group bool) {
+	if g.isLinked(lc, idx, group) {
+		return
+	}
 	prev := int32(0)
 	for i := lc.links; i != 0; i = g.links[i].next {
-		if g.links[i].group == group && int(g.links[i].idx) == idx {
-			return
-		}
 		prev = i
 	}
 	g.links = append(g.links, link{idx: int32(idx), group: group})
@@ -135,6 +138,16 @@ func (g *genC) addLink(lc *local, idx int, group bool) {
 	} else {
 		g.links[prev].next = i
 	}
+}
+
+// isLinked says whether lc's local id joined the session (or grouping) of index idx.
+func (g *genC) isLinked(lc *local, idx int, group bool) bool {
+	for i := lc.links; i != 0; i = g.links[i].next {
+		if g.links[i].group == group && int(g.links[i].idx) == idx {
+			return true
+		}
+	}
+	return false
 }
 
 // linked lists the indices of lid's sessions or groupings, in the order they were linked.
@@ -293,19 +306,23 @@ func (g *genC) upsert(r *record) {
 	if gid, pos, ok := g.partGrouping(r); ok {
 		gr = g.grouping(gid)
 		if gr == nil {
-			gr = &grouping{idx: len(g.groupList)}
+			gr = &grouping{idx: len(g.groupList), maxPos: math.Inf(-1)}
 			g.groupList = append(g.groupList, gr)
 			gr.id = g.groupIDs.set(gid, gr.idx)
 		} else if gr.u != nil {
 			prefetchLeaf(gr.u) // repositioned at the end
 		}
 		gid = gr.id
+		// Only a session or local id linked to the grouping can be among its parts: a new
+		// part needs no scan.
 		existing := -1
-		for i, p := range gr.parts {
-			if (isLS && p.kind == unitSession && p.sid == key) ||
-				(!isLS && p.kind == unitActivity && p.lid == int(r.lid)) {
-				existing = i
-				break
+		if (isLS && slices.Contains(s.groups, int32(gr.idx))) || (!isLS && g.isLinked(lc, gr.idx, true)) {
+			for i, p := range gr.parts {
+				if (isLS && p.kind == unitSession && p.sid == key) ||
+					(!isLS && p.kind == unitActivity && p.lid == int(r.lid)) {
+					existing = i
+					break
+				}
 			}
 		}
 		np := part{kind: kind, lid: int(r.lid), sid: key, ts: ts}
@@ -319,11 +336,16 @@ func (g *genC) upsert(r *record) {
 				gr.parts = append(gr.parts[:existing], gr.parts[existing+1:]...)
 			}
 			at := len(gr.parts)
-			for i, p := range gr.parts {
-				if p.hasPos && pos != nil && p.pos-*pos > 0 {
-					at = i
-					break
+			if pos != nil && gr.maxPos > *pos {
+				for i, p := range gr.parts {
+					if p.hasPos && p.pos-*pos > 0 {
+						at = i
+						break
+					}
 				}
+			}
+			if np.hasPos && !math.IsNaN(np.pos) {
+				gr.maxPos = math.Max(gr.maxPos, np.pos)
 			}
 			gr.parts = append(gr.parts, part{})
 			copy(gr.parts[at+1:], gr.parts[at:])
