@@ -36,7 +36,12 @@ func checkCheckpoints(log *Log, profile sortkeys.Profile, userID string) []check
 	if len(log.Checkpoints) == 0 {
 		return nil
 	}
-	r := sortkeys.New(sortkeys.Options{Profile: profile, UserID: userID, ScreenHistory: true})
+	// The keys walk after every event costs O(n) each; only a screen can depend on it.
+	history := false
+	for _, cp := range log.Checkpoints {
+		history = history || cp.Screen != nil
+	}
+	r := sortkeys.New(sortkeys.Options{Profile: profile, UserID: userID, ScreenHistory: history})
 	results := make([]checkpointResult, len(log.Checkpoints))
 	next := 0
 	for k, cp := range log.Checkpoints {
