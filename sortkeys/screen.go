@@ -23,6 +23,9 @@ type keyWalk struct {
 	keys      []int // keys of the last walk, per UI list entry
 	// walked is the UI list the last walk ran over: Web Chat walks only when the list changes.
 	walked []*record
+	// groupOf is bubbles' table from key to group, all zero between calls: sized by every key
+	// ever issued, it is kept rather than made again for each call.
+	groupOf []int32
 }
 
 type slot struct {
@@ -140,7 +143,15 @@ func (w *keyWalk) bubbles(ui []*record) []Bubble {
 	// of those goes in ids.
 	type group struct{ first, last, n, at int }
 	// slot[k] is 1 + the index in groups of key k (the walks number keys from 1 up to nextKey).
-	slot := make([]int32, w.nextKey+1)
+	if len(w.groupOf) <= w.nextKey {
+		w.groupOf = make([]int32, w.nextKey+1+w.nextKey/2)
+	}
+	slot := w.groupOf
+	defer func() {
+		for _, k := range w.keys {
+			slot[k] = 0
+		}
+	}()
 	groups := make([]group, 0, len(w.keys))
 	for i, k := range w.keys {
 		g := slot[k] - 1
