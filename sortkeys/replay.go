@@ -191,8 +191,11 @@ func (st *state) decode(raw json.RawMessage, index int, post bool) (*record, err
 // echo a send waits for under Options.ReplyHold.
 func (st *state) deliver(rec *record) {
 	cid := rec.cid()
-	_, seen := st.echoed[cid]
-	echo := cid != "" && rec.id() != "" && !seen
+	echo := cid != "" && rec.id() != ""
+	if echo {
+		_, seen := st.echoed[cid]
+		echo = !seen
+	}
 	var fulfil *record
 	if echo && st.hold != nil && st.hold.awaiting[cid] {
 		delete(st.hold.awaiting, cid)
