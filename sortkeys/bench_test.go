@@ -143,11 +143,15 @@ func BenchmarkReplayDeletes(b *testing.B) {
 	}
 }
 
-// BenchmarkReplayHowTo replays one HowTo part grouping of n parts (gen-c), without positions
-// and with increasing ones: a new part must not scan the parts before it, so ns/event stays
-// roughly level from 10k to 100k parts.
+// BenchmarkReplayHowTo replays one HowTo part grouping of n parts (gen-c and gen-b), without
+// positions and with increasing ones: a new part must not scan the parts before it, so ns/event
+// stays roughly level from 10k to 100k parts.
 func BenchmarkReplayHowTo(b *testing.B) {
-	for _, positions := range []bool{false, true} {
+	for _, c := range []struct {
+		p         Profile
+		positions bool
+	}{{GenC, false}, {GenC, true}, {GenB, true}} {
+		positions := c.positions
 		for _, n := range []int{10_000, 100_000} {
 			events := make([]Event, n)
 			for i := range events {
@@ -159,10 +163,14 @@ func BenchmarkReplayHowTo(b *testing.B) {
 					`"timestamp":"2025-01-01T00:00:00.000Z","entities":[{"@context":"https://schema.org","@id":"",`+
 					`"@type":"Message","type":"https://schema.org/Message","isPartOf":{"@id":"_:h1","@type":"HowTo"}%s}]}`, i, pos))
 			}
-			b.Run(fmt.Sprintf("positions=%v/%dk", positions, n/1000), func(b *testing.B) {
+			name := fmt.Sprintf("positions=%v/%dk", positions, n/1000)
+			if c.p != GenC {
+				name += "/" + string(c.p)
+			}
+			b.Run(name, func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					r := New(Options{})
+					r := New(Options{Profile: c.p})
 					for _, ev := range events {
 						if err := r.Apply(ev); err != nil {
 							b.Fatal(err)
@@ -173,4 +181,45 @@ func BenchmarkReplayHowTo(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkReplayLivestream replays one livestream of n revisions (typing activities naming the
+// first one's id as their channelData streamId, streamSequence rising). gen-a and gen-b look for a new revision's neighbours among the
+// earlier ones (findBeforeAfter); that must not walk them all, so ns/event stays roughly level
+// from 10k to 100k events.
+func BenchmarkReplayLivestream(b *testing.B) {
+	for _, p := range []Profile{GenA, GenB, GenC} {
+		for _, n := range []int{10_000, 100_000} {
+			events := livestreamLog(n)
+			b.Run(fmt.Sprintf("%s/%dk", p, n/1000), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					r := New(Options{Profile: p})
+					for _, ev := range events {
+						if err := r.Apply(ev); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/(float64(b.N)*float64(n)), "ns/event")
+			})
+		}
+	}
+}
+
+// livestreamLog is BenchmarkReplayLivestream's log of n events.
+func livestreamLog(n int) []Event {
+	events := make([]Event, n)
+	for i := range events {
+		ts := fmt.Sprintf("2025-01-01T%02d:%02d:%02d.%03dZ", i/3600000%24, i/60000%60, i/1000%60, i%1000)
+		switch {
+		case i == 0:
+			events[i] = in(`{"type":"typing","id":"s1","text":"part 1","from":{"id":"bot","role":"bot"},"timestamp":"` + ts +
+				`","channelData":{"streamType":"streaming","streamSequence":1}}`)
+		default:
+			events[i] = in(fmt.Sprintf(`{"type":"typing","id":"r%d","text":"part %d","from":{"id":"bot","role":"bot"},"timestamp":"%s",`+
+				`"channelData":{"streamId":"s1","streamType":"streaming","streamSequence":%d}}`, i, i, ts, i+1))
+		}
+	}
+	return events
 }

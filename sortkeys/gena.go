@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
+	"sort"
 	"strconv"
 
 	"github.com/directline-go/directline/activity"
@@ -51,19 +52,25 @@ type genAB struct {
 	// reorders the units it holds, so the head only changes when a member arrives before it or
 	// the head itself leaves.
 	heads map[string]*unit
+	// runs caches, per byStream group, the members that follow its head without a gap: the
+	// stretch findBeforeAfter walks. A livestream's revisions usually extend it at its end.
+	runs map[string]*streamRun
+	// parts caches, per gen-b part grouping, its byPart units in list order: insertionIndex
+	// bisects them instead of scanning. A grouping's new part usually lands after its others.
+	parts map[string]*partRun
 	// stored, when not nil, is told of every activity entering or leaving the list.
 	stored  func(r *record, add bool)
 	nextLid int32
 	units   arena[unit]
 	// beforeAfter and insertAt are the indexed searches; the tests swap in literal scans.
-	beforeAfter func(key string, group []*unit, matches, isBefore func(*unit) bool) (before, after *unit)
+	beforeAfter func(key string, group []*unit, seq float64, matches, isBefore func(*unit) bool) (before, after *unit)
 	insertAt    func(r *record) int
 }
 
 func newGenAB(list unitList, genB bool) *genAB {
 	g := &genAB{genB: genB, list: list, byCid: map[string][]*unit{}, byID: map[string][]*unit{},
 		byStream: map[string][]*unit{}, finals: map[string]int{}, byPart: map[string][]*unit{},
-		heads: map[string]*unit{}}
+		heads: map[string]*unit{}, runs: map[string]*streamRun{}, parts: map[string]*partRun{}}
 	g.beforeAfter = g.findBeforeAfter
 	g.insertAt = g.insertionIndex
 	return g
@@ -71,9 +78,15 @@ func newGenAB(list unitList, genB bool) *genAB {
 
 func addTo(m map[string][]*unit, k string, u *unit) { m[k] = append(m[k], u) }
 
+// removeFrom looks for u from the end of k's units: the latest filed leave first most often (a
+// revision replaced, a send fulfilled).
 func removeFrom(m map[string][]*unit, k string, u *unit) {
 	s := m[k]
-	switch i := slices.Index(s, u); {
+	i := len(s) - 1
+	for i >= 0 && s[i] != u {
+		i--
+	}
+	switch {
 	case i < 0:
 	case len(s) == 1:
 		delete(m, k)
@@ -104,9 +117,13 @@ func (g *genAB) index(u *unit, add bool) {
 		switch {
 		case !add && h == u:
 			delete(g.heads, k)
+			if run := g.runs[k]; run != nil && len(run.units) > 1 && run.units[0] == u {
+				g.heads[k] = run.units[1] // the member right after the head
+			}
 		case add && h != nil && g.list.Index(u) < g.list.Index(h):
 			g.heads[k] = u
 		}
+		g.updateRun(k, u, add)
 	}
 	if g.genB {
 		if r.ab.isLS {
@@ -121,6 +138,7 @@ func (g *genAB) index(u *unit, add bool) {
 		}
 		if r.ab.hasPartOf && r.ab.hasPos {
 			op(g.byPart, r.ab.partOf, u)
+			g.updateParts(r.ab.partOf, u, add)
 		}
 	} else if r.ab.streamKey != "" {
 		stream(r.ab.streamKey)
@@ -174,28 +192,24 @@ func (g *genAB) patch(r *record) {
 	}
 	var group []*unit
 	var key string
-	var matches, isBefore func(*unit) bool
+	var seq float64
 	if g.genB {
 		if r.ab.isLS {
-			key = r.ab.ls.sessionID
+			key, seq = r.ab.ls.sessionID, r.ab.ls.seq
 			group = g.byStream[key]
-			matches = func(x *unit) bool { return x.rec.ab.isLS && x.rec.ab.ls.sessionID == r.ab.ls.sessionID }
-			isBefore = func(x *unit) bool { return x.rec.ab.ls.seq < r.ab.ls.seq }
 		}
 	} else if r.textKind == textString && r.typ() == activity.TypeTyping {
 		if s, ok := jsonNumber(r.cd.streamSequence); ok && r.ab.streamKey != "" {
-			key = r.ab.streamKey
+			key, seq = r.ab.streamKey, s
 			group = g.byStream[key]
-			matches = func(x *unit) bool {
-				return x.rec.typ() == activity.TypeTyping && x.rec.ab.streamKey == r.ab.streamKey
-			}
-			isBefore = func(x *unit) bool { return x.rec.ab.streamSeq < s }
 		}
 	}
-	if matches == nil {
-		matches = func(*unit) bool { return false }
+	matches := func(*unit) bool { return false }
+	if group != nil {
+		matches = func(x *unit) bool { return g.member(x, key) }
 	}
-	if before, after := g.beforeAfter(key, group, matches, isBefore); before != nil || after != nil {
+	isBefore := func(x *unit) bool { return g.streamSeq(x) < seq }
+	if before, after := g.beforeAfter(key, group, seq, matches, isBefore); before != nil || after != nil {
 		switch {
 		case before != nil && after != nil && g.genB:
 			r.seq = (before.rec.seq + after.rec.seq) / 2
@@ -217,11 +231,30 @@ func (g *genAB) patch(r *record) {
 	r.seq = last + 0.001
 }
 
+// member says x belongs to the byStream group key: in gen-a a typing activity with that
+// streamKey, in gen-b a livestream activity of that session.
+func (g *genAB) member(x *unit, key string) bool {
+	if g.genB {
+		return x.rec.ab.isLS && x.rec.ab.ls.sessionID == key
+	}
+	return x.rec.typ() == activity.TypeTyping && x.rec.ab.streamKey == key
+}
+
+// streamSeq is what findBeforeAfter compares a member by: channelData's streamSequence (gen-a) or
+// the livestream's sequence (gen-b).
+func (g *genAB) streamSeq(x *unit) float64 {
+	if g.genB {
+		return x.rec.ab.ls.seq
+	}
+	return x.rec.ab.streamSeq
+}
+
 // findBeforeAfter mirrors reducers/private/findBeforeAfter.ts over the whole list, where the
-// members of group are "before" or "after" and every other activity is "unknown": it stops at the
-// first "after", or at the first non-"before" following a "before", and returns the activity
-// preceding that point and the one at it. matches tells a member of group from any other unit.
-func (g *genAB) findBeforeAfter(key string, group []*unit, matches, isBefore func(*unit) bool) (before, after *unit) {
+// members of group are "before" (streamSeq below seq) or "after" and every other activity is
+// "unknown": it stops at the first "after", or at the first non-"before" following a "before",
+// and returns the activity preceding that point and the one at it. That point is either the
+// group's head or within or right after the head's run, which streamRun searches by bisection.
+func (g *genAB) findBeforeAfter(key string, group []*unit, seq float64, matches, _ func(*unit) bool) (before, after *unit) {
 	if len(group) == 0 {
 		return nil, nil
 	}
@@ -236,21 +269,101 @@ func (g *genAB) findBeforeAfter(key string, group []*unit, matches, isBefore fun
 		g.heads[key] = first
 	}
 	j := g.list.Index(first)
-	if !isBefore(first) {
+	if !(g.streamSeq(first) < seq) {
 		if j > 0 {
 			return g.list.At(j - 1), first
 		}
 		return nil, first
 	}
-	n := g.list.Len()
-	k := j + 1
-	for ; k < n; k++ {
+	run := g.run(key, first, j, matches)
+	// The first member that is not before: the first whose prefix maximum reaches seq.
+	i, _ := slices.BinarySearchFunc(run.max, seq, func(m, s float64) int {
+		if m < s {
+			return -1
+		}
+		return 1
+	})
+	if i < len(run.units) {
+		return run.units[i-1], run.units[i]
+	}
+	if k := j + len(run.units); k < g.list.Len() {
+		return run.units[i-1], g.list.At(k)
+	}
+	return run.units[i-1], nil
+}
+
+// A streamRun is a group's head and the members that follow it in the list with no other unit
+// between them, with max[i] the largest streamSeq among units[:i+1] (NaN, which is never below
+// anything, counted as +Inf), so that the first member not below a sequence is a bisection away.
+type streamRun struct {
+	units []*unit
+	max   []float64
+}
+
+func (run *streamRun) push(seq float64) {
+	if math.IsNaN(seq) {
+		seq = math.Inf(1)
+	}
+	if n := len(run.max); n > 0 && run.max[n-1] > seq {
+		seq = run.max[n-1]
+	}
+	run.max = append(run.max, seq)
+}
+
+// run returns the head's run for group key, whose head first is at index j: the cached one when
+// it still holds (same head, no unit inserted inside it, no member right after it), else one
+// built by walking the list.
+func (g *genAB) run(key string, first *unit, j int, matches func(*unit) bool) *streamRun {
+	if run := g.runs[key]; run != nil && run.units[0] == first && g.intact(run, j, matches) {
+		return run
+	}
+	run := &streamRun{}
+	for k, n := j, g.list.Len(); k < n; k++ {
 		x := g.list.At(k)
-		if !matches(x) || !isBefore(x) {
-			return g.list.At(k - 1), x
+		if k > j && !matches(x) {
+			break
+		}
+		run.units = append(run.units, x)
+		run.push(g.streamSeq(x))
+	}
+	g.runs[key] = run
+	return run
+}
+
+// intact says run, whose first unit is at index j, still spans consecutive indexes and is not
+// followed by a member of its group. Members that left the group dropped or trimmed it already
+// (updateRun).
+func (g *genAB) intact(run *streamRun, j int, matches func(*unit) bool) bool {
+	end := j + len(run.units)
+	if g.list.Index(run.units[len(run.units)-1]) != end-1 {
+		return false
+	}
+	return end == g.list.Len() || !matches(g.list.At(end))
+}
+
+// updateRun keeps group key's cached run in step with u joining (add) or leaving it: u extends
+// the run when it lands right after it, leaves it from its end, and otherwise the run is dropped
+// for findBeforeAfter to rebuild. Whether a member now follows the run is left to intact.
+func (g *genAB) updateRun(key string, u *unit, add bool) {
+	run := g.runs[key]
+	if run == nil {
+		return
+	}
+	n := len(run.units)
+	last := run.units[n-1]
+	switch {
+	case !add && u == last && n > 1:
+		run.units, run.max = run.units[:n-1], run.max[:n-1]
+		return
+	case add && g.heads[key] == run.units[0]:
+		j, k := g.list.Index(run.units[0]), g.list.Index(u)
+		if k == j+n && g.list.Index(last) == k-1 {
+			run.units = append(run.units, u)
+			run.push(g.streamSeq(u))
+			return
 		}
 	}
-	return g.list.At(n - 1), nil
+	delete(g.runs, key)
 }
 
 func (g *genAB) upsert(r *record) {
@@ -278,32 +391,115 @@ func (g *genAB) upsert(r *record) {
 	g.index(u, true)
 }
 
+// insertionIndex is the reducer's findIndex: the first unit that is a part of r's grouping with
+// a higher position, or else not such a part and with a higher (sequenceId || 0).
 func (g *genAB) insertionIndex(r *record) int {
 	key := seqKey(r.seq)
 	if !g.genB || !r.ab.hasPartOf || !r.ab.hasPos {
 		return g.list.FirstSeqAbove(key, 0)
 	}
-	peers := g.byPart[r.ab.partOf]
 	best := g.list.Len()
-	for _, x := range peers {
-		if x.rec.ab.pos > r.ab.pos {
-			if i := g.list.Index(x); i < best {
-				best = i
-			}
-		}
+	parts := g.partsOf(r.ab.partOf)
+	if parts == nil {
+		return g.list.FirstSeqAbove(key, 0)
 	}
+	// The first part with a higher position: the first whose running maximum is higher.
+	if i, _ := slices.BinarySearchFunc(parts.max, r.ab.pos, func(m, p float64) int {
+		if m > p {
+			return 1
+		}
+		return -1
+	}); i < len(parts.units) {
+		best = g.list.Index(parts.units[i])
+	}
+	// Before best, the grouping's parts are passed over whatever their sequence ids.
 	for from := 0; from < best; {
 		i := g.list.FirstSeqAbove(key, from)
 		if i >= best {
 			break
 		}
-		if !slices.Contains(peers, g.list.At(i)) {
-			best = i
-			break
+		if x := g.list.At(i); !x.rec.ab.hasPartOf || !x.rec.ab.hasPos || x.rec.ab.partOf != r.ab.partOf {
+			return i
 		}
-		from = i + 1
+		from = g.partsEnd(parts, i)
 	}
 	return best
+}
+
+// A partRun is a gen-b part grouping's byPart units in list order, with max[i] the highest
+// position among units[:i+1] (NaN, never higher, left out).
+type partRun struct {
+	units []*unit
+	max   []float64
+}
+
+func (p *partRun) push(u *unit) {
+	m := math.Inf(-1)
+	if n := len(p.max); n > 0 {
+		m = p.max[n-1]
+	}
+	if pos := u.rec.ab.pos; pos > m {
+		m = pos
+	}
+	p.units = append(p.units, u)
+	p.max = append(p.max, m)
+}
+
+// partsOf returns grouping key's partRun, building it from byPart when it is not cached; nil
+// when the grouping has no units.
+func (g *genAB) partsOf(key string) *partRun {
+	if p := g.parts[key]; p != nil {
+		return p
+	}
+	units := g.byPart[key]
+	if len(units) == 0 {
+		return nil
+	}
+	type at struct {
+		u *unit
+		i int
+	}
+	sorted := make([]at, len(units))
+	for k, u := range units {
+		sorted[k] = at{u, g.list.Index(u)}
+	}
+	slices.SortFunc(sorted, func(a, b at) int { return a.i - b.i })
+	p := &partRun{}
+	for _, a := range sorted {
+		p.push(a.u)
+	}
+	g.parts[key] = p
+	return p
+}
+
+// partsEnd returns the index right after the stretch of consecutive units of parts that begins
+// with the one at index i. The list never reorders the units it holds, so along parts,
+// Index(units[t]) - t never falls, and it stays level exactly over such a stretch.
+func (g *genAB) partsEnd(parts *partRun, i int) int {
+	us := parts.units
+	q := sort.Search(len(us), func(t int) bool { return g.list.Index(us[t]) >= i })
+	e := sort.Search(len(us)-q, func(d int) bool { return g.list.Index(us[q+d])-(q+d) > i-q })
+	return i + e
+}
+
+// updateParts keeps grouping key's cached partRun in step with u joining (add) or leaving it:
+// u extends it when it lands after the others, leaves it from its end, and otherwise the run is
+// dropped for partsOf to rebuild.
+func (g *genAB) updateParts(key string, u *unit, add bool) {
+	p := g.parts[key]
+	if p == nil {
+		return
+	}
+	n := len(p.units)
+	switch {
+	case add && g.list.Index(u) > g.list.Index(p.units[n-1]):
+		p.push(u)
+		return
+	case !add && u == p.units[n-1] && n > 1:
+		p.units, p.max = p.units[:n-1], p.max[:n-1]
+		return
+	}
+	delete(g.parts, key)
 }
 
 func (g *genAB) incoming(r *record) {

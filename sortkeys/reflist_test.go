@@ -75,8 +75,8 @@ func newReference(opts Options) *Replay {
 }
 
 // literalBeforeAfter is findBeforeAfter.ts over the whole list.
-func literalBeforeAfter(list unitList) func(string, []*unit, func(*unit) bool, func(*unit) bool) (*unit, *unit) {
-	return func(_ string, _ []*unit, matches, isBefore func(*unit) bool) (*unit, *unit) {
+func literalBeforeAfter(list unitList) func(string, []*unit, float64, func(*unit) bool, func(*unit) bool) (*unit, *unit) {
+	return func(_ string, _ []*unit, _ float64, matches, isBefore func(*unit) bool) (*unit, *unit) {
 		const unknown, before, after = 0, 1, 2
 		var lastValue *unit
 		last := unknown
