@@ -54,7 +54,11 @@ type genAB struct {
 	heads map[string]*unit
 	// runs caches, per byStream group, the members that follow its head without a gap: the
 	// stretch findBeforeAfter walks. A livestream's revisions usually extend it at its end.
-	runs map[string]*streamRun
+	runs    map[string]*streamRun
+	scratch streamRun
+	// minRun is the shortest run worth caching: most streams' runs stay short, and walking those
+	// again costs less than keeping one for each.
+	minRun int
 	// parts caches, per gen-b part grouping, its byPart units in list order: insertionIndex
 	// bisects them instead of scanning. A grouping's new part usually lands after its others.
 	parts map[string]*partRun
@@ -70,7 +74,7 @@ type genAB struct {
 func newGenAB(list unitList, genB bool) *genAB {
 	g := &genAB{genB: genB, list: list, byCid: map[string][]*unit{}, byID: map[string][]*unit{},
 		byStream: map[string][]*unit{}, finals: map[string]int{}, byPart: map[string][]*unit{},
-		heads: map[string]*unit{}, runs: map[string]*streamRun{}, parts: map[string]*partRun{}}
+		heads: map[string]*unit{}, runs: map[string]*streamRun{}, parts: map[string]*partRun{}, minRun: 16}
 	g.beforeAfter = g.findBeforeAfter
 	g.insertAt = g.insertionIndex
 	return g
@@ -204,21 +208,21 @@ func (g *genAB) patch(r *record) {
 			group = g.byStream[key]
 		}
 	}
-	matches := func(*unit) bool { return false }
-	if group != nil {
-		matches = func(x *unit) bool { return g.member(x, key) }
-	}
-	isBefore := func(x *unit) bool { return g.streamSeq(x) < seq }
-	if before, after := g.beforeAfter(key, group, seq, matches, isBefore); before != nil || after != nil {
-		switch {
-		case before != nil && after != nil && g.genB:
-			r.seq = (before.rec.seq + after.rec.seq) / 2
-		case before != nil:
-			r.seq = before.rec.seq + 0.001
-		default:
-			r.seq = after.rec.seq - 0.001
+	// With no member stored, findBeforeAfter meets only "unknown" activities and finds nothing.
+	if len(group) > 0 {
+		matches := func(x *unit) bool { return g.member(x, key) }
+		isBefore := func(x *unit) bool { return g.streamSeq(x) < seq }
+		if before, after := g.beforeAfter(key, group, seq, matches, isBefore); before != nil || after != nil {
+			switch {
+			case before != nil && after != nil && g.genB:
+				r.seq = (before.rec.seq + after.rec.seq) / 2
+			case before != nil:
+				r.seq = before.rec.seq + 0.001
+			default:
+				r.seq = after.rec.seq - 0.001
+			}
+			return
 		}
-		return
 	}
 	if r.hasTimestamp {
 		r.seq = r.tsDate
@@ -255,9 +259,6 @@ func (g *genAB) streamSeq(x *unit) float64 {
 // and returns the activity preceding that point and the one at it. That point is either the
 // group's head or within or right after the head's run, which streamRun searches by bisection.
 func (g *genAB) findBeforeAfter(key string, group []*unit, seq float64, matches, _ func(*unit) bool) (before, after *unit) {
-	if len(group) == 0 {
-		return nil, nil
-	}
 	first := g.heads[key]
 	if first == nil {
 		j := -1
@@ -317,7 +318,8 @@ func (g *genAB) run(key string, first *unit, j int, matches func(*unit) bool) *s
 	if run := g.runs[key]; run != nil && run.units[0] == first && g.intact(run, j, matches) {
 		return run
 	}
-	run := &streamRun{}
+	run := &g.scratch
+	run.units, run.max = run.units[:0], run.max[:0]
 	for k, n := j, g.list.Len(); k < n; k++ {
 		x := g.list.At(k)
 		if k > j && !matches(x) {
@@ -326,8 +328,13 @@ func (g *genAB) run(key string, first *unit, j int, matches func(*unit) bool) *s
 		run.units = append(run.units, x)
 		run.push(g.streamSeq(x))
 	}
-	g.runs[key] = run
-	return run
+	if len(run.units) < g.minRun {
+		delete(g.runs, key)
+		return run
+	}
+	kept := &streamRun{units: slices.Clone(run.units), max: slices.Clone(run.max)}
+	g.runs[key] = kept
+	return kept
 }
 
 // intact says run, whose first unit is at index j, still spans consecutive indexes and is not
