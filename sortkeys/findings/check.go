@@ -202,6 +202,8 @@ type reply struct {
 // post is a posted activity waiting for its echo; a fulfilled event without a matching post
 // makes one with index -1 and no posted values.
 type post struct {
+	// index is the post event's; the lists of textPosts are in its order.
+	index  int
 	cid    string
 	echoed bool
 	// fromID is the posted activity's from.id as sent (raw JSON).
@@ -228,9 +230,8 @@ type checker struct {
 	seed     maphash.Seed
 
 	posts map[string]*post
-	// byText lists, under type and text, the posts an echo without clientActivityID may belong
-	// to, earliest first; pendingWithText drops the ones no longer pending as it meets them.
-	byText     map[string][]*post
+	// byText holds, under type and text, the posts an echo without clientActivityID may be of.
+	byText     map[string]textPosts
 	deliveries []delivered
 	// roleInferred counts the deliveries whose role is inferred (Summary.RoleInferred), and
 	// roleInferredUser those of them taken for the user's.
@@ -267,7 +268,7 @@ func newChecker(opts Options, events []sortkeys.Event) *checker {
 		reported:   map[[2]int]bool{},
 		ruleIdx:    map[string]int{},
 		posts:      map[string]*post{},
-		byText:     map[string][]*post{},
+		byText:     map[string]textPosts{},
 		deliveries: make([]delivered, 0, n),
 		byID:       make(map[string]int, n),
 		sessions:   map[string]*session{},
@@ -327,7 +328,7 @@ func (c *checker) event(i int, ev sortkeys.Event) {
 			c.add(EchoClientActivityIDChanged, i, a.name(), fmt.Sprintf("the fulfilled event completes the post with clientActivityID %q, but its echo carries %q: Web Chat would not take it for that post's echo", cid, a.clientID))
 		}
 		if p == nil {
-			p = &post{}
+			p = &post{index: -1}
 		}
 		c.deliver(i, &a, p)
 	}
@@ -339,18 +340,49 @@ func (c *checker) post(i int, a *act) {
 	}
 	if a.clientID != "" {
 		p := &post{
-			cid: a.clientID, typ: a.typ, text: a.text(), localTS: a.localTS, localTSPresent: a.localTSPresent,
+			index: i, cid: a.clientID, typ: a.typ, text: a.text(), localTS: a.localTS, localTSPresent: a.localTSPresent,
 			fromID: string(a.from.id),
 		}
 		c.posts[a.clientID] = p
 		if p.text != "" {
 			k := textKey(p.typ, p.text)
-			c.byText[k] = append(c.byText[k], p)
+			tp := c.byText[k]
+			tp.all = append(tp.all, p)
+			if tp.byFrom != nil {
+				tp.byFrom[p.fromID] = append(tp.byFrom[p.fromID], p)
+			}
+			c.byText[k] = tp
 		}
 	}
 }
 
 func textKey(typ, text string) string { return typ + "\x00" + text }
+
+// textPosts are the posts with one type and text, for pendingWithText.
+type textPosts struct {
+	// all lists them earliest first, from the earliest still pending on.
+	all []*post
+	// byFrom lists the same posts under their from.id as sent, each list earliest first. It is
+	// made only once an echo from another sender than the earliest pending post's asks, as most
+	// logs never have one.
+	byFrom map[string][]*post
+}
+
+// earliestFrom returns the earliest post with from.id sent as from (raw, "" for none) whose post
+// event is at index or later, or nil. It drops the posts before it: index, that of the earliest
+// pending post, never moves back, as a post stops pending for good and later posts come after it.
+func (tp textPosts) earliestFrom(from string, index int) *post {
+	ps := tp.byFrom[from]
+	for len(ps) > 0 && ps[0].index < index {
+		ps = ps[1:]
+	}
+	if len(ps) == 0 {
+		delete(tp.byFrom, from)
+		return nil
+	}
+	tp.byFrom[from] = ps
+	return ps[0]
+}
 
 // deliver applies the per-activity rules to an activity the service delivered. echoOf is the
 // post a fulfilled event completes (nil for incoming events).
@@ -459,15 +491,17 @@ func (c *checker) deliver(i int, a *act, echoOf *post) {
 	}
 }
 
-// pendingWithText returns the earliest post still pending with a's type and (non-empty) text, or
-// nil. A post stops pending for good once echoed or posted again under its clientActivityID.
+// pendingWithText returns, of the posts with a's type and (non-empty) text from the earliest one
+// still pending on, the earliest that a's sender may have sent, or nil; nil too when none is
+// pending. A post stops pending for good once echoed or posted again under its clientActivityID.
 func (c *checker) pendingWithText(a *act) *post {
 	text := a.text()
 	if text == "" {
 		return nil
 	}
 	k := textKey(a.typ, text)
-	ps := c.byText[k]
+	tp := c.byText[k]
+	ps := tp.all
 	for len(ps) > 0 && (ps[0].echoed || c.posts[ps[0].cid] != ps[0]) {
 		ps = ps[1:]
 	}
@@ -475,14 +509,26 @@ func (c *checker) pendingWithText(a *act) *post {
 		delete(c.byText, k)
 		return nil
 	}
-	c.byText[k] = ps
-	// Another sender's message is no echo of this user's post.
-	for _, p := range ps {
-		if p.fromID == "" || len(a.from.id) == 0 || p.fromID == string(a.from.id) {
-			return p
+	tp.all = ps
+	// Another sender's message is no echo of this user's post: a post sent without a from.id, or
+	// an activity without one, may be either's.
+	head, from := ps[0], string(a.from.id)
+	if head.fromID == "" || from == "" || head.fromID == from {
+		c.byText[k] = tp
+		return head
+	}
+	if tp.byFrom == nil {
+		tp.byFrom = map[string][]*post{}
+		for _, p := range ps {
+			tp.byFrom[p.fromID] = append(tp.byFrom[p.fromID], p)
 		}
 	}
-	return nil
+	c.byText[k] = tp
+	p := tp.earliestFrom(from, head.index)
+	if q := tp.earliestFrom("", head.index); q != nil && (p == nil || q.index < p.index) {
+		p = q
+	}
+	return p
 }
 
 func (c *checker) echo(i int, a *act, p *post) {
