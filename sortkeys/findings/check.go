@@ -358,6 +358,10 @@ func (c *checker) post(i int, a *act) {
 
 func textKey(typ, text string) string { return typ + "\x00" + text }
 
+// pending says p still waits for its echo. A post stops pending for good once echoed or posted
+// again under its clientActivityID.
+func (c *checker) pending(p *post) bool { return !p.echoed && c.posts[p.cid] == p }
+
 // textPosts are the posts with one type and text, for pendingWithText.
 type textPosts struct {
 	// all lists them earliest first, from the earliest still pending on.
@@ -368,12 +372,11 @@ type textPosts struct {
 	byFrom map[string][]*post
 }
 
-// earliestFrom returns the earliest post with from.id sent as from (raw, "" for none) whose post
-// event is at index or later, or nil. It drops the posts before it: index, that of the earliest
-// pending post, never moves back, as a post stops pending for good and later posts come after it.
-func (tp textPosts) earliestFrom(from string, index int) *post {
+// earliestFrom returns the earliest post still pending with from.id sent as from (raw, "" for
+// none), or nil. It drops the posts before it, as a post stops pending for good.
+func (c *checker) earliestFrom(tp textPosts, from string) *post {
 	ps := tp.byFrom[from]
-	for len(ps) > 0 && ps[0].index < index {
+	for len(ps) > 0 && !c.pending(ps[0]) {
 		ps = ps[1:]
 	}
 	if len(ps) == 0 {
@@ -491,9 +494,8 @@ func (c *checker) deliver(i int, a *act, echoOf *post) {
 	}
 }
 
-// pendingWithText returns, of the posts with a's type and (non-empty) text from the earliest one
-// still pending on, the earliest that a's sender may have sent, or nil; nil too when none is
-// pending. A post stops pending for good once echoed or posted again under its clientActivityID.
+// pendingWithText returns the earliest post still pending with a's type and (non-empty) text
+// that a's sender may have sent, or nil.
 func (c *checker) pendingWithText(a *act) *post {
 	text := a.text()
 	if text == "" {
@@ -502,7 +504,7 @@ func (c *checker) pendingWithText(a *act) *post {
 	k := textKey(a.typ, text)
 	tp := c.byText[k]
 	ps := tp.all
-	for len(ps) > 0 && (ps[0].echoed || c.posts[ps[0].cid] != ps[0]) {
+	for len(ps) > 0 && !c.pending(ps[0]) {
 		ps = ps[1:]
 	}
 	if len(ps) == 0 {
@@ -524,8 +526,8 @@ func (c *checker) pendingWithText(a *act) *post {
 		}
 	}
 	c.byText[k] = tp
-	p := tp.earliestFrom(from, head.index)
-	if q := tp.earliestFrom("", head.index); q != nil && (p == nil || q.index < p.index) {
+	p := c.earliestFrom(tp, from)
+	if q := c.earliestFrom(tp, ""); q != nil && (p == nil || q.index < p.index) {
 		p = q
 	}
 	return p

@@ -843,6 +843,34 @@ func TestEchoWithoutClientActivityIDNamesEarliestPending(t *testing.T) {
 	}
 }
 
+// TestEchoWithoutClientActivityIDSkipsTheSendersEchoedPosts: when the earliest pending post is
+// another sender's, an echo without clientActivityID is taken for its own sender's earliest post
+// still pending, not for one of theirs already echoed.
+func TestEchoWithoutClientActivityIDSkipsTheSendersEchoedPosts(t *testing.T) {
+	other := func(js string) string { return strings.Replace(js, `"id":"u-user"`, `"id":"u-other"`, 1) }
+	postC2 := strings.Replace(postC1, `"c1"`, `"c2"`, 1)
+	postC3 := strings.Replace(postC1, `"c1"`, `"c3"`, 1)
+	log := events(
+		posted(other(postC1)), // 0: another sender's, never echoed
+		posted(postC2),        // 1
+		fulfilled("c2", echoC1("c2", "u2", postedLT)), // 2
+		posted(postC3),                 // 3: never echoed
+		in(echoC1("", "u3", postedLT)), // 4: taken for the post at 3
+	)
+	var got []string
+	for _, f := range Check(log, Options{}).Findings {
+		if f.Rule == EchoWithoutClientActivityID {
+			got = append(got, fmt.Sprintf("%d: %s", f.Index, f.Message))
+		}
+	}
+	want := []string{
+		"4: looks like the echo of the post with clientActivityID \"c3\" (same text), which is never echoed, but has no channelData.clientActivityID",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("findings %q, want %q", got, want)
+	}
+}
+
 // TestSameTextIsNoEchoWhenThePostIsEchoed: a user activity with a pending post's text is the
 // post's echo without its clientActivityID (DL030) or under another (DL033) only if the post is
 // never echoed, and only if it comes from the same sender: the same user may send the same text

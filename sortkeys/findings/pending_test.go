@@ -8,9 +8,9 @@ import (
 	"github.com/directline-go/directline/sortkeys"
 )
 
-// scanPendingWithText is pendingWithText as it was before textPosts: one list per type and text
-// whose pending head it drops, then a walk over the rest for a post a's sender may have sent. It
-// is the reference TestPendingWithTextMatchesScan compares with.
+// scanPendingWithText is pendingWithText by a walk: one list per type and text, whose posts no
+// longer pending at its head it drops, then a walk over the rest for a pending post a's sender may
+// have sent. It is the reference TestPendingWithTextMatchesScan compares with.
 func scanPendingWithText(byText map[string][]*post, posts map[string]*post, a *act) *post {
 	text := a.text()
 	if text == "" {
@@ -27,7 +27,8 @@ func scanPendingWithText(byText map[string][]*post, posts map[string]*post, a *a
 	}
 	byText[k] = ps
 	for _, p := range ps {
-		if p.fromID == "" || len(a.from.id) == 0 || p.fromID == string(a.from.id) {
+		pending := !p.echoed && posts[p.cid] == p
+		if pending && (p.fromID == "" || len(a.from.id) == 0 || p.fromID == string(a.from.id)) {
 			return p
 		}
 	}
