@@ -83,6 +83,8 @@ type genC struct {
 	// ghosts keeps deleted revisions in the UI list: anchored after the local id that preceded
 	// them (anchor -1: the top).
 	ghosts map[int][]*record
+	// topGhostEnd is local.ghostEnd for the top (anchor -1).
+	topGhostEnd int32
 	// links[0] is unused: index 0 ends a chain.
 	links        []link
 	partMemo     map[uint64]partResult
@@ -107,6 +109,10 @@ type local struct {
 	// links is the first of the sessions and groupings the local id was upserted into (an index
 	// into genC.links; 0: none). Most local ids never join one.
 	links int32
+	// ghostEnd, while the local id is live, is the ghost uiList emits last in the run of ghosts
+	// that follows the local id's first appearance (0: none): the end of the chain of last
+	// ghosts that uiBefore would otherwise walk, one step per ghost.
+	ghostEnd int32
 }
 
 // link is one session or grouping a local id was upserted into, for delete: its index in
@@ -521,10 +527,13 @@ func (g *genC) delete(id string) {
 	if !ok || g.act(lid) == nil {
 		return
 	}
-	anchor := g.uiBefore(lid)
+	anchor, root := g.uiBefore(lid)
 	gone := *g.act(lid)
 	gone.ghost = true
 	g.ghosts[anchor] = append(g.ghosts[anchor], &gone)
+	// The new ghost is now the last at anchor, which ends root's chain or is root: the chain
+	// from root goes on through the ghost and the ghosts that followed lid.
+	g.setGhostEnd(root, g.ghostEnd(lid))
 
 	// The id tables keep their keys for lid: every lookup checks that its local id is live (a
 	// session or grouping index, that its slot is non-nil), so a stale key reads as absent and
@@ -638,24 +647,41 @@ func (g *genC) groupsWithSession(s *session) []*grouping {
 // that is the record's first appearance (uiList emits a local id's ghosts once, after its first
 // appearance), the last ghost anchored at it, the last ghost anchored at that one, and so on.
 // A deleted local id never comes back, so a ghost's local id is no record's and appears once.
-func (g *genC) uiBefore(lid int) int {
+// root is where that chain starts (the record's local id, or -1), whose ghostEnd a ghost
+// anchored there changes.
+func (g *genC) uiBefore(lid int) (anchor, root int) {
 	at, ok := g.firstAppearance(lid)
 	if !ok {
-		return -1
+		return -1, -1
 	}
 	cur := -1
 	if r, rat, ok := g.emittedBefore(at); ok {
 		cur = int(r.lid)
 		if first, _ := g.firstAppearance(cur); first != rat {
-			return cur
+			return cur, cur
 		}
 	}
-	for {
-		gs := g.ghosts[cur]
-		if len(gs) == 0 {
-			return cur
-		}
-		cur = int(gs[len(gs)-1].lid)
+	return g.ghostEnd(cur), cur
+}
+
+// ghostEnd is the end of the chain of last ghosts from root, a live local id or -1 (root itself
+// when it has no ghost).
+func (g *genC) ghostEnd(root int) int {
+	end := g.topGhostEnd
+	if root >= 0 {
+		end = g.loc(root).ghostEnd
+	}
+	if end == 0 {
+		return root
+	}
+	return int(end)
+}
+
+func (g *genC) setGhostEnd(root, end int) {
+	if root < 0 {
+		g.topGhostEnd = int32(end)
+	} else {
+		g.loc(root).ghostEnd = int32(end)
 	}
 }
 

@@ -1,7 +1,9 @@
 package sortkeys
 
 import (
+	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -53,7 +55,7 @@ func TestDeleteAnchor(t *testing.T) {
 						if lid, ok := g.idMap.get(ev.ActivityID); ok && g.act(lid) != nil {
 							where := fmt.Sprintf("%s seed %d event %d (reference list %v)", name, seed, i, ref)
 							want := literalUIBefore(g, lid)
-							if got := g.uiBefore(lid); got != want {
+							if got, _ := g.uiBefore(lid); got != want {
 								t.Fatalf("%s: anchor %d, want %d", where, got, want)
 							}
 							deletes++
@@ -84,3 +86,65 @@ func TestDeleteAnchor(t *testing.T) {
 	}
 	t.Logf("%d deletes, %d next to ghosts", deletes, ghosted)
 }
+
+// runsOfDeletes is a wild random log of about n events followed by deletes of the ids it
+// delivered, oldest first, with now and then a new message deleted right after it: runs of
+// ghosts each anchored after the one before.
+func runsOfDeletes(seed uint64, n int) []Event {
+	events := randomLog(seed, n, true)
+	rng := rand.New(rand.NewPCG(seed, 7))
+	var ids []string
+	seen := map[string]bool{}
+	for _, ev := range events {
+		var a struct{ ID string }
+		if json.Unmarshal(ev.Activity, &a) == nil && a.ID != "" && !seen[a.ID] {
+			seen[a.ID] = true
+			ids = append(ids, a.ID)
+		}
+	}
+	for i, id := range ids {
+		if rng.IntN(4) == 0 {
+			fresh := fmt.Sprint("late-", i)
+			events = append(events, shapeMsg(fresh, rng.IntN(86400), ""), Event{Op: OpDelete, ActivityID: fresh})
+		}
+		events = append(events, Event{Op: OpDelete, ActivityID: id})
+	}
+	return events
+}
+
+// TestDeleteAnchorRuns requires, on logs of consecutive deletes, the anchor the whole uiList
+// gives before every delete, and the order and screen of the reference replay after every event.
+func TestDeleteAnchorRuns(t *testing.T) {
+	deletes := 0
+	for seed := uint64(1); seed <= 30; seed++ {
+		events := runsOfDeletes(seed, 100+int(seed)*10)
+		fast := New(Options{Profile: GenC, UserID: "u-user"})
+		ref := newReference(Options{Profile: GenC, UserID: "u-user"})
+		g := fast.st.c
+		for i, ev := range events {
+			if ev.Op == OpDelete {
+				if lid, ok := g.idMap.get(ev.ActivityID); ok && g.act(lid) != nil {
+					if got, want := first(g.uiBefore(lid)), literalUIBefore(g, lid); got != want {
+						t.Fatalf("seed %d event %d: anchor %d, want %d", seed, i, got, want)
+					}
+					deletes++
+				}
+			}
+			if err := fast.Apply(ev); err != nil {
+				t.Fatalf("seed %d event %d: %v", seed, i, err)
+			}
+			if err := ref.Apply(ev); err != nil {
+				t.Fatalf("seed %d event %d (reference): %v", seed, i, err)
+			}
+			if got, want := fast.Names(), ref.Names(); !slices.Equal(got, want) {
+				t.Fatalf("seed %d event %d: %s", seed, i, firstDiff(got, want))
+			}
+			if got, want := bubbleNames(fast.Screen()), bubbleNames(ref.Screen()); !slices.Equal(got, want) {
+				t.Fatalf("seed %d event %d screen: %s", seed, i, firstDiff(got, want))
+			}
+		}
+	}
+	t.Logf("%d deletes", deletes)
+}
+
+func first(a, _ int) int { return a }
