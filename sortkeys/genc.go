@@ -22,19 +22,26 @@ type sessionEntry struct {
 type session struct {
 	// sid is the session's id, the copy sessionIDs keeps (a few bytes, where the activity it came
 	// from is a few hundred); idx its index in genC.sessionList.
-	sid       string
-	idx       int
-	entries   []sessionEntry
+	sid string
+	idx int
+	// chunks hold the session's entries in streamSequence order (equal ones in arrival order),
+	// at most entryChunk to a chunk, none empty unless it is the only one: a revision that does
+	// not come last moves the entries after it in its chunk, not in the whole session. n counts
+	// the entries.
+	chunks    [][]sessionEntry
+	n         int
 	finalized bool
 	ts        jsNum
 	// groups are the indices in genC.groupList of the groupings that hold the session as a
 	// part, so that a delete finds them without reading every grouping.
 	groups []int32
 	// u is the session's main-list unit once it has one: own, the unit kept inside the session
-	// with its first entries (room), so that a revision finds them in the lines it reads anyway.
-	u    *unit
-	own  unit
-	room [sessionRoom]sessionEntry
+	// with its first entries (room, in the first chunk, chunk0), so that a revision finds them in
+	// the lines it reads anyway.
+	u      *unit
+	own    unit
+	room   [sessionRoom]sessionEntry
+	chunk0 [1][]sessionEntry
 }
 
 // part is one entry of a HowTo grouping's part list: a plain activity or a livestream session.
@@ -297,10 +304,7 @@ func (g *genC) upsert(r *record) {
 			s.sid = g.sessionIDs.set(ls.SessionID, s.idx)
 		}
 		sid := s.sid
-		i := sort.Search(len(s.entries), func(i int) bool { return s.entries[i].seq > ls.Sequence })
-		s.entries = append(s.entries, sessionEntry{})
-		copy(s.entries[i+1:], s.entries[i:])
-		s.entries[i] = sessionEntry{lid: int(r.lid), ts: r.ts(), seq: ls.Sequence}
+		s.insert(sessionEntry{lid: int(r.lid), ts: r.ts(), seq: ls.Sequence})
 		s.finalized = ls.Kind == activity.LivestreamFinal
 		if s.finalized || first {
 			s.ts = r.ts()
@@ -440,15 +444,79 @@ func sameNum(a, b jsNum) bool {
 	return a.def == b.def && math.Float64bits(a.v) == math.Float64bits(b.v)
 }
 
-// newSession allocates a session whose entries start in its room: a session gets a few
-// revisions, and growing its entries from nil took three or four allocations.
+// newSession allocates a session whose entries start in its room, in its one chunk: a session
+// gets a few revisions, and growing its entries from nil took three or four allocations.
 func (g *genC) newSession() *session {
 	s := g.sessionArena.alloc()
-	s.entries = s.room[:0]
+	s.chunk0[0] = s.room[:0]
+	s.chunks = s.chunk0[:]
 	return s
 }
 
-const sessionRoom = 4
+const (
+	sessionRoom = 4
+	// entryChunk bounds a chunk of session entries: a few kilobytes moved per revision out of
+	// order, and a chunk split per entryChunk/2 of them.
+	entryChunk = 128
+)
+
+// insert adds e after the entries whose streamSequence is not above e's (the reducer's sorted
+// insert). Sequences are integers or +Inf, never NaN, so the chunks' last entries are in order
+// and a search over them finds the chunk the search over all entries would.
+func (s *session) insert(e sessionEntry) {
+	ci := len(s.chunks) - 1
+	c := s.chunks[ci]
+	if len(c) > 0 && c[len(c)-1].seq > e.seq {
+		ci = sort.Search(ci, func(i int) bool { ch := s.chunks[i]; return ch[len(ch)-1].seq > e.seq })
+		c = s.chunks[ci]
+	}
+	i := sort.Search(len(c), func(i int) bool { return c[i].seq > e.seq })
+	s.n++
+	if len(c) == entryChunk {
+		if i == len(c) { // after every entry: a new last chunk, the others staying full
+			s.chunks = append(s.chunks, []sessionEntry{e})
+			return
+		}
+		half := entryChunk / 2
+		right := make([]sessionEntry, entryChunk-half, entryChunk)
+		copy(right, c[half:])
+		s.chunks = slices.Insert(s.chunks, ci+1, right)
+		s.chunks[ci] = c[:half]
+		if i > half {
+			ci, c, i = ci+1, right, i-half
+		} else {
+			c = c[:half]
+		}
+	}
+	s.chunks[ci] = slices.Insert(c, i, e)
+}
+
+// remove takes the first entry of local id lid out (false: there is none).
+func (s *session) remove(lid int) bool {
+	for ci, c := range s.chunks {
+		for i, e := range c {
+			if e.lid != lid {
+				continue
+			}
+			s.n--
+			if len(c) == 1 && len(s.chunks) > 1 {
+				s.chunks = slices.Delete(s.chunks, ci, ci+1)
+			} else {
+				s.chunks[ci] = slices.Delete(c, i, i+1)
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// first and last are the first and the last entry (the session has one).
+func (s *session) first() sessionEntry { return s.chunks[0][0] }
+
+func (s *session) last() sessionEntry {
+	c := s.chunks[len(s.chunks)-1]
+	return c[len(c)-1]
+}
 
 // newUnit allocates a plain main-list unit. Gen-c never orders by seq: -Inf keeps it below every
 // maximum, so that a removal from the B-tree rescans a node only for the keys gen-c has.
@@ -577,18 +645,16 @@ func (g *genC) delete(id string) {
 			continue
 		}
 		sid := s.sid
-		idx := s.entryIndex(lid)
-		if idx < 0 {
+		if !s.remove(lid) {
 			continue
 		}
-		s.entries = append(s.entries[:idx], s.entries[idx+1:]...)
-		if len(s.entries) > 0 {
-			last := s.entries[len(s.entries)-1]
+		if s.n > 0 {
+			last := s.last()
 			s.finalized = math.IsInf(last.seq, 1)
 			if s.finalized {
 				s.ts = last.ts
 			} else {
-				s.ts = s.entries[0].ts
+				s.ts = s.first().ts
 			}
 			for _, gr := range g.groupsWithSession(s) {
 				for i := range gr.parts {
@@ -623,7 +689,14 @@ func (g *genC) delete(id string) {
 
 // entryIndex is the index of local id lid among s's entries, or -1.
 func (s *session) entryIndex(lid int) int {
-	return slices.IndexFunc(s.entries, func(e sessionEntry) bool { return e.lid == lid })
+	at := 0
+	for _, c := range s.chunks {
+		if i := slices.IndexFunc(c, func(e sessionEntry) bool { return e.lid == lid }); i >= 0 {
+			return at + i
+		}
+		at += len(c)
+	}
+	return -1
 }
 
 // sessionPart is the index of session sid among gr's parts, or -1.
@@ -808,9 +881,14 @@ func (g *genC) lastIn(ui, part, entry int) (*record, appearance, bool) {
 
 // lastEntry is the last live entry of s before index bound, and its index.
 func (g *genC) lastEntry(s *session, bound int) (*record, int, bool) {
-	for e := min(bound, len(s.entries)) - 1; e >= 0; e-- {
-		if r := g.act(s.entries[e].lid); r != nil {
-			return r, e, true
+	at := s.n // the index of the chunk's first entry, once the chunk is c
+	for ci := len(s.chunks) - 1; ci >= 0; ci-- {
+		c := s.chunks[ci]
+		at -= len(c)
+		for i := min(bound-at, len(c)) - 1; i >= 0; i-- {
+			if r := g.act(c[i].lid); r != nil {
+				return r, at + i, true
+			}
 		}
 	}
 	return nil, 0, false
@@ -819,9 +897,11 @@ func (g *genC) lastEntry(s *session, bound int) (*record, int, bool) {
 // each flattens the main list into state.activities (computeSortedActivities.ts).
 func (g *genC) each(f func(*record) bool) {
 	emitEntries := func(s *session) bool {
-		for _, e := range s.entries {
-			if r := g.act(e.lid); r != nil && !f(r) {
-				return false
+		for _, c := range s.chunks {
+			for _, e := range c {
+				if r := g.act(e.lid); r != nil && !f(r) {
+					return false
+				}
 			}
 		}
 		return true
