@@ -93,7 +93,11 @@ type genC struct {
 	// topGhostEnd is local.ghostEnd for the top (anchor -1).
 	topGhostEnd int32
 	// links[0] is unused: index 0 ends a chain.
-	links        []link
+	links []link
+	// manyLinks holds every link of the local ids linked to more than linkScan sessions and
+	// groupings (one id re-delivered into a new grouping each time), so that isLinked does not
+	// walk their long chains.
+	manyLinks    map[linkKey]struct{}
 	partMemo     map[uint64]partResult
 	memoSeed     maphash.Seed
 	units        arena[unit]
@@ -113,7 +117,7 @@ type local struct {
 	rec *record
 	// plain is the main-list unit of the activity on its own, if it ever was one.
 	plain *unit
-	// links is the first of the sessions and groupings the local id was upserted into (an index
+	// links is the last of the sessions and groupings the local id was upserted into (an index
 	// into genC.links; 0: none). Most local ids never join one.
 	links int32
 	// ghostEnd, while the local id is live, is the ghost uiList emits last in the run of ghosts
@@ -125,7 +129,8 @@ type local struct {
 // link is one session or grouping a local id was upserted into, for delete: its index in
 // sessionList or groupList. An index is never reused, and a session or grouping is deleted only
 // once every local id linked to it is, so the index names what its id would. next chains the
-// local id's links in the order they were made (0: the last). The links of every local id share
+// local id's links from the last made to the first (0: the end), so that a link is added without
+// walking the others. The links of every local id share
 // one slice, which holds no pointer: no allocation per local id, nothing for the garbage
 // collector to scan.
 type link struct {
@@ -134,31 +139,54 @@ type link struct {
 	next  int32
 }
 
-// addLink notes that the local id whose entry is lc joined the session (or grouping) of index
+// linkScan is the number of a local id's links that isLinked walks; beyond it, manyLinks holds
+// them all.
+const linkScan = 8
+
+// linkKey is a link in manyLinks: local id lid joined the session (or grouping) of index idx.
+type linkKey struct {
+	lid, idx int32
+	group    bool
+}
+
+// addLink notes that local id lid, whose entry is lc, joined the session (or grouping) of index
 // idx, once.
-func (g *genC) addLink(lc *local, idx int, group bool) {
-	if g.isLinked(lc, idx, group) {
+func (g *genC) addLink(lid int32, lc *local, idx int, group bool) {
+	if g.isLinked(lid, lc, idx, group) {
 		return
 	}
-	prev := int32(0)
-	for i := lc.links; i != 0; i = g.links[i].next {
-		prev = i
+	g.links = append(g.links, link{idx: int32(idx), group: group, next: lc.links})
+	lc.links = int32(len(g.links) - 1)
+	n := 0
+	for i := lc.links; i != 0 && n <= linkScan+1; i = g.links[i].next {
+		n++
 	}
-	g.links = append(g.links, link{idx: int32(idx), group: group})
-	i := int32(len(g.links) - 1)
-	if prev == 0 {
-		lc.links = i
-	} else {
-		g.links[prev].next = i
+	switch {
+	case n == linkScan+1: // the chain just outgrew the walk: manyLinks takes all of it
+		if g.manyLinks == nil {
+			g.manyLinks = map[linkKey]struct{}{}
+		}
+		for i := lc.links; i != 0; i = g.links[i].next {
+			g.manyLinks[linkKey{lid, g.links[i].idx, g.links[i].group}] = struct{}{}
+		}
+	case n > linkScan+1:
+		g.manyLinks[linkKey{lid, int32(idx), group}] = struct{}{}
 	}
 }
 
-// isLinked says whether lc's local id joined the session (or grouping) of index idx.
-func (g *genC) isLinked(lc *local, idx int, group bool) bool {
+// isLinked says whether local id lid, whose entry is lc, joined the session (or grouping) of
+// index idx.
+func (g *genC) isLinked(lid int32, lc *local, idx int, group bool) bool {
+	n := 0
 	for i := lc.links; i != 0; i = g.links[i].next {
+		if n == linkScan {
+			_, ok := g.manyLinks[linkKey{lid, int32(idx), group}]
+			return ok
+		}
 		if g.links[i].group == group && int(g.links[i].idx) == idx {
 			return true
 		}
+		n++
 	}
 	return false
 }
@@ -171,7 +199,23 @@ func (g *genC) linked(lid int, group bool) []int {
 			out = append(out, int(g.links[i].idx))
 		}
 	}
+	slices.Reverse(out)
 	return out
+}
+
+// unlink forgets lid's links (a delete).
+func (g *genC) unlink(lid int) {
+	lc := g.loc(lid)
+	n := 0
+	for i := lc.links; i != 0 && n <= linkScan; i = g.links[i].next {
+		n++
+	}
+	if n > linkScan {
+		for i := lc.links; i != 0; i = g.links[i].next {
+			delete(g.manyLinks, linkKey{int32(lid), g.links[i].idx, g.links[i].group})
+		}
+	}
+	lc.links = 0
 }
 
 const localChunk = 1024
@@ -309,7 +353,7 @@ func (g *genC) upsert(r *record) {
 		if s.finalized || first {
 			s.ts = r.ts()
 		}
-		g.addLink(lc, s.idx, false)
+		g.addLink(r.lid, lc, s.idx, false)
 		kind, ts, key = unitSession, s.ts, sid
 		r.unitPrefix, r.unitKey = unitLivestream, sid
 	}
@@ -326,7 +370,7 @@ func (g *genC) upsert(r *record) {
 		// Only a session or local id linked to the grouping can be among its parts: a new
 		// part needs no scan.
 		existing := -1
-		if (isLS && slices.Contains(s.groups, int32(gr.idx))) || (!isLS && g.isLinked(lc, gr.idx, true)) {
+		if (isLS && slices.Contains(s.groups, int32(gr.idx))) || (!isLS && g.isLinked(r.lid, lc, gr.idx, true)) {
 			for i, p := range gr.parts {
 				if (isLS && p.kind == unitSession && p.sid == key) ||
 					(!isLS && p.kind == unitActivity && p.lid == int(r.lid)) {
@@ -367,7 +411,7 @@ func (g *genC) upsert(r *record) {
 			gr.ts = partListTimestamp(gr.parts)
 		}
 		if !isLS {
-			g.addLink(lc, gr.idx, true)
+			g.addLink(r.lid, lc, gr.idx, true)
 		} else if existing < 0 {
 			s.groups = append(s.groups, int32(gr.idx))
 		}
@@ -680,7 +724,7 @@ func (g *genC) delete(id string) {
 			}
 		}
 	}
-	g.loc(lid).links = 0
+	g.unlink(lid)
 	if u := g.loc(lid).plain; u != nil {
 		g.list.Remove(u)
 		g.loc(lid).plain = nil

@@ -2,6 +2,7 @@ package sortkeys
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -86,6 +87,107 @@ func TestPrefetchLeaf(t *testing.T) {
 	for i := 0; i < ref.Len(); i++ {
 		if fast.At(i) != ref.At(i) || fast.Index(ref.At(i)) != i {
 			t.Fatalf("unit %d moved", i)
+		}
+	}
+}
+
+// TestManyLinks links local ids to random sessions and groupings, some to many more than
+// linkScan, and deletes some, and requires after every step what a list per local id gives:
+// isLinked and linked, in the order of linking, and no manyLinks entry left for a deleted one.
+func TestManyLinks(t *testing.T) {
+	steps := 0
+	for seed := uint64(1); seed <= 30; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 13))
+		g := New(Options{Profile: GenC}).st.c
+		type key struct {
+			idx   int
+			group bool
+		}
+		model := map[int32][]key{}
+		var lids []int32
+		for range 3 + rng.IntN(5) {
+			lids = append(lids, g.newLid())
+		}
+		for step := range 300 + rng.IntN(700) {
+			lid := lids[rng.IntN(len(lids))]
+			if rng.IntN(40) == 0 {
+				g.unlink(int(lid))
+				delete(model, lid)
+			} else {
+				k := key{rng.IntN(1 + rng.IntN(60)), rng.IntN(2) == 0}
+				g.addLink(lid, g.loc(int(lid)), k.idx, k.group)
+				if !slices.Contains(model[lid], k) {
+					model[lid] = append(model[lid], k)
+				}
+			}
+			steps++
+			stale := 0
+			for k := range g.manyLinks {
+				if len(model[k.lid]) <= linkScan || !slices.Contains(model[k.lid], key{int(k.idx), k.group}) {
+					stale++
+				}
+			}
+			if stale > 0 {
+				t.Fatalf("seed %d step %d: %d stale manyLinks entries", seed, step, stale)
+			}
+			for _, lid := range lids {
+				for _, group := range []bool{false, true} {
+					var want []int
+					for _, k := range model[lid] {
+						if k.group == group {
+							want = append(want, k.idx)
+						}
+					}
+					if got := g.linked(int(lid), group); !slices.Equal(got, want) {
+						t.Fatalf("seed %d step %d: linked(%d, %v) = %v, want %v", seed, step, lid, group, got, want)
+					}
+					for idx := range 61 {
+						if got, want := g.isLinked(lid, g.loc(int(lid)), idx, group), slices.Contains(model[lid], key{idx, group}); got != want {
+							t.Fatalf("seed %d step %d: isLinked(%d, %d, %v) = %v", seed, step, lid, idx, group, got)
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d steps", steps)
+}
+
+// TestRegroupEqualsReference replays logs where ids are re-delivered into new HowTo groupings
+// and livestream sessions, with deletes, and requires the reference's order and screen after
+// every event.
+func TestRegroupEqualsReference(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 17))
+		var events []Event
+		for i := range 300 {
+			id := fmt.Sprint("x", rng.IntN(3))
+			switch rng.IntN(10) {
+			case 0:
+				events = append(events, Event{Op: OpDelete, ActivityID: id})
+			case 1:
+				events = append(events, shapeMsg(fmt.Sprint("m", i), rng.IntN(600), ""))
+			case 2:
+				events = append(events, streamRevision(i, 1+rng.IntN(20), rng.IntN(3) == 0))
+			default:
+				events = append(events, howToPart(id, fmt.Sprint("_:g", rng.IntN(1+i/3)), rng.IntN(3), rng.IntN(600)))
+			}
+		}
+		fast := New(Options{Profile: GenC, UserID: "u-user"})
+		ref := newReference(Options{Profile: GenC, UserID: "u-user"})
+		for i, ev := range events {
+			if err := fast.Apply(ev); err != nil {
+				t.Fatalf("seed %d event %d: %v", seed, i, err)
+			}
+			if err := ref.Apply(ev); err != nil {
+				t.Fatalf("seed %d event %d (reference): %v", seed, i, err)
+			}
+			if got, want := fast.Names(), ref.Names(); !slices.Equal(got, want) {
+				t.Fatalf("seed %d event %d: %s", seed, i, firstDiff(got, want))
+			}
+			if got, want := bubbleNames(fast.Screen()), bubbleNames(ref.Screen()); !slices.Equal(got, want) {
+				t.Fatalf("seed %d event %d screen: %s", seed, i, firstDiff(got, want))
+			}
 		}
 	}
 }
