@@ -60,11 +60,8 @@ type grouping struct {
 	// id is the grouping's id, the copy groupIDs keeps; idx its index in genC.groupList.
 	id    string
 	idx   int
-	parts []part
+	parts partList
 	ts    jsNum
-	// maxPos is at least every part's position (NaN ones aside): a new part whose position is
-	// not below it goes last without a scan.
-	maxPos float64
 	// u is the grouping's main-list unit once it has one: own, kept inside the grouping.
 	u   *unit
 	own unit
@@ -102,6 +99,7 @@ type genC struct {
 	memoSeed     maphash.Seed
 	units        arena[unit]
 	sessionArena arena[session]
+	partNodes    partNodes
 }
 
 func newGenC(list unitList) *genC {
@@ -360,59 +358,46 @@ func (g *genC) upsert(r *record) {
 	if gid, pos, ok := g.partGrouping(r); ok {
 		gr = g.grouping(gid)
 		if gr == nil {
-			gr = &grouping{idx: len(g.groupList), maxPos: math.Inf(-1)}
+			gr = &grouping{idx: len(g.groupList)}
 			g.groupList = append(g.groupList, gr)
 			gr.id = g.groupIDs.set(gid, gr.idx)
 		} else if gr.u != nil {
 			prefetchLeaf(gr.u) // repositioned at the end
 		}
 		gid = gr.id
-		// Only a session or local id linked to the grouping can be among its parts: a new
-		// part needs no scan.
-		existing := -1
-		if (isLS && slices.Contains(s.groups, int32(gr.idx))) || (!isLS && g.isLinked(r.lid, lc, gr.idx, true)) {
-			for i, p := range gr.parts {
-				if (isLS && p.kind == unitSession && p.sid == key) ||
-					(!isLS && p.kind == unitActivity && p.lid == int(r.lid)) {
-					existing = i
-					break
-				}
-			}
-		}
 		np := part{kind: kind, lid: int(r.lid), sid: key, ts: ts}
 		if pos != nil {
 			np.hasPos, np.pos = true, *pos
 		}
-		if existing >= 0 && pos == nil {
-			gr.parts[existing] = np
-		} else {
-			if existing >= 0 {
-				gr.parts = append(gr.parts[:existing], gr.parts[existing+1:]...)
-			}
-			at := len(gr.parts)
-			if pos != nil && gr.maxPos > *pos {
-				for i, p := range gr.parts {
-					if p.hasPos && p.pos-*pos > 0 {
-						at = i
-						break
-					}
-				}
-			}
-			if np.hasPos && !math.IsNaN(np.pos) {
-				gr.maxPos = math.Max(gr.maxPos, np.pos)
-			}
-			gr.parts = append(gr.parts, part{})
-			copy(gr.parts[at+1:], gr.parts[at:])
-			gr.parts[at] = np
+		// Only a session or local id linked to the grouping can be among its parts: a new
+		// part needs no lookup.
+		var existing *partNode
+		if (isLS && slices.Contains(s.groups, int32(gr.idx))) || (!isLS && g.isLinked(r.lid, lc, gr.idx, true)) {
+			existing = gr.parts.find(np.key())
 		}
-		if existing < 0 {
+		switch {
+		case existing == nil:
+			at := gr.parts.len()
+			if pos != nil {
+				at = gr.parts.firstPosAbove(*pos)
+			}
+			gr.parts.insert(at, g.partNodes.alloc(np))
 			gr.ts = foldTimestamp(gr.ts, np.ts) // one more part: the maximum only grows
-		} else {
-			gr.ts = partListTimestamp(gr.parts)
+		case pos == nil:
+			existing.p = np
+			gr.parts.changed(existing)
+			gr.ts = gr.parts.ts()
+		default:
+			// Removed and inserted again where its position puts it: the node goes back as np.
+			gr.parts.remove(existing)
+			existing.p = np
+			existing.pull()
+			gr.parts.insert(gr.parts.firstPosAbove(*pos), existing)
+			gr.ts = gr.parts.ts()
 		}
 		if !isLS {
 			g.addLink(r.lid, lc, gr.idx, true)
-		} else if existing < 0 {
+		} else if existing == nil {
 			s.groups = append(s.groups, int32(gr.idx))
 		}
 		kind, ts = unitGrouping, gr.ts
@@ -601,18 +586,10 @@ type partResult struct {
 	ok   bool
 }
 
-// partListTimestamp is the grouping's logical timestamp: Math.max over the parts' defined
-// timestamps (NaN wins, as in Math.max), undefined when none is defined.
-func partListTimestamp(parts []part) jsNum {
-	out := undef
-	for _, p := range parts {
-		out = foldTimestamp(out, p.ts)
-	}
-	return out
-}
-
-// foldTimestamp is partListTimestamp's step: the maximum out of some parts' timestamps with one
-// more part's, ts. The order of the steps does not change the result.
+// foldTimestamp is the step of a grouping's logical timestamp (partList.ts): Math.max over the
+// parts' defined timestamps (NaN wins, as in Math.max), undefined when none is defined. It is
+// the maximum out of some parts' timestamps with one more part's, ts, or with another set's
+// maximum: the order and the grouping of the steps do not change the result.
 func foldTimestamp(out, ts jsNum) jsNum {
 	switch {
 	case !ts.def:
@@ -659,19 +636,13 @@ func (g *genC) delete(id string) {
 		if gr == nil {
 			continue
 		}
-		idx := -1
-		for i, p := range gr.parts {
-			if p.kind == unitActivity && p.lid == lid {
-				idx = i
-				break
-			}
-		}
-		if idx < 0 {
+		pn := gr.parts.find(partKey{kind: unitActivity, lid: lid})
+		if pn == nil {
 			continue
 		}
-		gr.parts = append(gr.parts[:idx], gr.parts[idx+1:]...)
-		if len(gr.parts) > 0 {
-			gr.ts = partListTimestamp(gr.parts)
+		gr.parts.remove(pn)
+		if gr.parts.len() > 0 {
+			gr.ts = gr.parts.ts()
 			if u := gr.u; u != nil {
 				u.ts = gr.ts
 				g.list.Refresh(u)
@@ -701,12 +672,10 @@ func (g *genC) delete(id string) {
 				s.ts = s.first().ts
 			}
 			for _, gr := range g.groupsWithSession(s) {
-				for i := range gr.parts {
-					if gr.parts[i].kind == unitSession && gr.parts[i].sid == sid {
-						gr.parts[i].ts = s.ts
-					}
-				}
-				gr.ts = partListTimestamp(gr.parts)
+				pn := gr.parts.find(partKey{kind: unitSession, sid: sid})
+				pn.p.ts = s.ts
+				gr.parts.changed(pn)
+				gr.ts = gr.parts.ts()
 			}
 		} else {
 			g.sessionList[s.idx] = nil
@@ -714,13 +683,8 @@ func (g *genC) delete(id string) {
 				g.list.Remove(s.u)
 			}
 			for _, gr := range g.groupsWithSession(s) {
-				for i := range gr.parts {
-					if gr.parts[i].kind == unitSession && gr.parts[i].sid == sid {
-						gr.parts = append(gr.parts[:i], gr.parts[i+1:]...)
-						break
-					}
-				}
-				gr.ts = partListTimestamp(gr.parts)
+				gr.parts.remove(gr.parts.find(partKey{kind: unitSession, sid: sid}))
+				gr.ts = gr.parts.ts()
 			}
 		}
 	}
@@ -745,7 +709,10 @@ func (s *session) entryIndex(lid int) int {
 
 // sessionPart is the index of session sid among gr's parts, or -1.
 func (gr *grouping) sessionPart(sid string) int {
-	return slices.IndexFunc(gr.parts, func(p part) bool { return p.kind == unitSession && p.sid == sid })
+	if pn := gr.parts.find(partKey{kind: unitSession, sid: sid}); pn != nil {
+		return gr.parts.index(pn)
+	}
+	return -1
 }
 
 // groupsWithSession lists the groupings that hold session s as a part (deletes only).
@@ -840,11 +807,8 @@ func (g *genC) firstAppearance(lid int) (appearance, bool) {
 			if gr == nil || gr.u == nil {
 				continue
 			}
-			for pi, p := range gr.parts {
-				if p.kind == unitActivity && p.lid == lid {
-					note(appearance{unit: g.list.Index(gr.u), part: pi})
-					break
-				}
+			if pn := gr.parts.find(partKey{kind: unitActivity, lid: lid}); pn != nil {
+				note(appearance{unit: g.list.Index(gr.u), part: gr.parts.index(pn)})
 			}
 			continue
 		}
@@ -901,9 +865,13 @@ func (g *genC) lastIn(ui, part, entry int) (*record, appearance, bool) {
 		}
 		return nil, appearance{}, false
 	}
-	parts := u.grp.parts
-	for pi := min(part, len(parts)-1); pi >= 0; pi-- {
-		p := parts[pi]
+	parts := &u.grp.parts
+	if parts.len() == 0 {
+		return nil, appearance{}, false
+	}
+	pi := min(part, parts.len()-1)
+	for pn := parts.at(pi); pn != nil; pn, pi = pn.prev(), pi-1 {
+		p := &pn.p
 		if p.kind == unitSession {
 			bound := math.MaxInt
 			if pi == part {
@@ -966,8 +934,8 @@ func (g *genC) each(f func(*record) bool) {
 		case unitSession:
 			return emitEntries(u.sess)
 		}
-		for _, p := range u.grp.parts {
-			if p.kind == unitSession {
+		for pn := u.grp.parts.first(); pn != nil; pn = pn.next() {
+			if p := &pn.p; p.kind == unitSession {
 				if !emitSession(p.sid) {
 					return false
 				}
