@@ -8,8 +8,9 @@ import "math"
 // them all (one big grouping whose parts are updated).
 type partList struct {
 	root *partNode
-	// keys finds a part by its local id or session once the list holds more than partScan
-	// parts; a shorter list is scanned.
+	// keys finds a part by its local id or session in a list of more than partScan parts, from
+	// the first time one is looked for there; a shorter list is scanned. Most groupings never
+	// look a part up (no part of theirs is revised) and never build it.
 	keys map[partKey]*partNode
 }
 
@@ -136,19 +137,36 @@ func (pl *partList) ts() jsNum {
 	return pl.root.ts
 }
 
-// insert puts t at index i.
+// insert puts t, a node on its own, at index i.
 func (pl *partList) insert(i int, t *partNode) {
-	l, r := splitParts(pl.root, i)
-	pl.setRoot(mergeParts(mergeParts(l, t), r))
-	switch {
-	case pl.keys != nil:
-		pl.keys[t.p.key()] = t
-	case pl.len() > partScan:
-		pl.keys = make(map[partKey]*partNode, pl.len())
-		for n := pl.first(); n != nil; n = n.next() {
-			pl.keys[n.p.key()] = n
-		}
+	if i == pl.len() {
+		pl.insertLast(t)
+	} else {
+		l, r := splitParts(pl.root, i)
+		pl.setRoot(mergeParts(mergeParts(l, t), r))
 	}
+	if pl.keys != nil {
+		pl.keys[t.p.key()] = t
+	}
+}
+
+// insertLast puts t after every part, the common case (parts without positions or in
+// position order), without splitting: down the right spine to where t's priority belongs,
+// with the rest of the spine as its left subtree.
+func (pl *partList) insertLast(t *partNode) {
+	var parent *partNode
+	cur := pl.root
+	for cur != nil && cur.prio > t.prio {
+		parent, cur = cur, cur.right
+	}
+	t.left = cur
+	t.pull()
+	if parent == nil {
+		pl.setRoot(t)
+		return
+	}
+	parent.right = t
+	pl.changed(parent)
 }
 
 // remove takes t out.
@@ -171,6 +189,12 @@ func (pl *partList) changed(t *partNode) {
 
 // find is the part of key k, or nil.
 func (pl *partList) find(k partKey) *partNode {
+	if pl.keys == nil && pl.len() > partScan {
+		pl.keys = make(map[partKey]*partNode, pl.len())
+		for n := pl.first(); n != nil; n = n.next() {
+			pl.keys[n.p.key()] = n
+		}
+	}
 	if pl.keys != nil {
 		return pl.keys[k]
 	}
