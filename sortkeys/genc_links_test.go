@@ -173,21 +173,7 @@ func TestRegroupEqualsReference(t *testing.T) {
 				events = append(events, howToPart(id, fmt.Sprint("_:g", rng.IntN(1+i/3)), rng.IntN(3), rng.IntN(600)))
 			}
 		}
-		fast := New(Options{Profile: GenC, UserID: "u-user"})
-		ref := newReference(Options{Profile: GenC, UserID: "u-user"})
-		for i, ev := range events {
-			if err := fast.Apply(ev); err != nil {
-				t.Fatalf("seed %d event %d: %v", seed, i, err)
-			}
-			if err := ref.Apply(ev); err != nil {
-				t.Fatalf("seed %d event %d (reference): %v", seed, i, err)
-			}
-			if got, want := fast.Names(), ref.Names(); !slices.Equal(got, want) {
-				t.Fatalf("seed %d event %d: %s", seed, i, firstDiff(got, want))
-			}
-			if got, want := bubbleNames(fast.Screen()), bubbleNames(ref.Screen()); !slices.Equal(got, want) {
-				t.Fatalf("seed %d event %d screen: %s", seed, i, firstDiff(got, want))
-			}
-		}
+		opts := Options{Profile: GenC, UserID: "u-user"}
+		agreesWithReference(t, fmt.Sprint("seed ", seed), New(opts), opts, events, true, nil)
 	}
 }

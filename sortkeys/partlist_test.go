@@ -148,31 +148,9 @@ func TestPartUpdatesEqualsReference(t *testing.T) {
 				events = append(events, howToPart(id, group, rng.IntN(20), rng.IntN(900)))
 			}
 		}
-		fast := New(Options{Profile: GenC, UserID: "u-user"})
-		ref := newReference(Options{Profile: GenC, UserID: "u-user"})
-		g := fast.st.c
-		for i, ev := range events {
-			if ev.Op == OpDelete {
-				if lid, ok := g.idMap.get(ev.ActivityID); ok && g.act(lid) != nil {
-					if got, want := first(g.uiBefore(lid)), literalUIBefore(g, lid); got != want {
-						t.Fatalf("seed %d event %d: anchor %d, want %d", seed, i, got, want)
-					}
-					deletes++
-				}
-			}
-			if err := fast.Apply(ev); err != nil {
-				t.Fatalf("seed %d event %d: %v", seed, i, err)
-			}
-			if err := ref.Apply(ev); err != nil {
-				t.Fatalf("seed %d event %d (reference): %v", seed, i, err)
-			}
-			if got, want := fast.Names(), ref.Names(); !slices.Equal(got, want) {
-				t.Fatalf("seed %d event %d: %s", seed, i, firstDiff(got, want))
-			}
-			if got, want := bubbleNames(fast.Screen()), bubbleNames(ref.Screen()); !slices.Equal(got, want) {
-				t.Fatalf("seed %d event %d screen: %s", seed, i, firstDiff(got, want))
-			}
-		}
+		opts := Options{Profile: GenC, UserID: "u-user"}
+		fast := New(opts)
+		agreesWithReference(t, fmt.Sprint("seed ", seed), fast, opts, events, true, anchorCheck(t, fast.st.c, seed, &deletes))
 	}
 	t.Logf("%d deletes", deletes)
 }

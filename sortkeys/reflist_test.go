@@ -1,5 +1,11 @@
 package sortkeys
 
+import (
+	"fmt"
+	"slices"
+	"testing"
+)
+
 // sliceList is the straightforward reference for unitList: a slice, linear scans, and Web Chat's
 // comparator evaluated directly on every unit.
 type sliceList struct{ units []*unit }
@@ -117,5 +123,30 @@ func literalInsertAt(list unitList, genB bool) func(*record) int {
 			}
 		}
 		return list.Len()
+	}
+}
+
+// agreesWithReference replays events with fast and with the reference for opts, and fails at the
+// first event after which they differ in error, order, or (with screens) screen. before, when not
+// nil, is called ahead of each event.
+func agreesWithReference(t *testing.T, what string, fast *Replay, opts Options, events []Event, screens bool, before func(i int, ev Event)) {
+	t.Helper()
+	ref := newReference(opts)
+	for i, ev := range events {
+		if before != nil {
+			before(i, ev)
+		}
+		errF, errR := fast.Apply(ev), ref.Apply(ev)
+		if fmt.Sprint(errF) != fmt.Sprint(errR) {
+			t.Fatalf("%s event %d: error %v, reference %v", what, i, errF, errR)
+		}
+		if got, want := fast.Names(), ref.Names(); !slices.Equal(got, want) {
+			t.Fatalf("%s event %d: %s", what, i, firstDiff(got, want))
+		}
+		if screens {
+			if got, want := bubbleNames(fast.Screen()), bubbleNames(ref.Screen()); !slices.Equal(got, want) {
+				t.Fatalf("%s event %d screen: %s", what, i, firstDiff(got, want))
+			}
+		}
 	}
 }

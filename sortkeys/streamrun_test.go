@@ -35,14 +35,7 @@ func streamLog(seed uint64, n int) []Event {
 		raw, _ := json.Marshal(a)
 		events = append(events, Event{Op: op, Activity: raw, ClientActivityID: cid})
 	}
-	newID := func() string {
-		if len(ids) > 0 && rng.IntN(7) == 0 {
-			return ids[rng.IntN(len(ids))]
-		}
-		id := fmt.Sprint("a", len(events))
-		ids = append(ids, id)
-		return id
-	}
+	newID := func() string { return pickID(rng, &ids, 7, len(events)) }
 	var pending []string
 	for len(events) < n {
 		switch k := rng.IntN(20); {
@@ -100,21 +93,12 @@ func streamLog(seed uint64, n int) []Event {
 func TestStreamRunsEqualReference(t *testing.T) {
 	for _, p := range []Profile{GenA, GenB} {
 		for seed := uint64(1); seed <= 150; seed++ {
-			events := streamLog(seed, 200+int(seed%5)*100)
-			fast := New(Options{Profile: p, UserID: "u-user"})
+			opts := Options{Profile: p, UserID: "u-user"}
+			fast := New(opts)
 			if seed%2 == 0 {
 				fast.st.eng.(*genAB).minRun = 1
 			}
-			ref := newReference(Options{Profile: p, UserID: "u-user"})
-			for i, ev := range events {
-				errF, errR := fast.Apply(ev), ref.Apply(ev)
-				if (errF == nil) != (errR == nil) {
-					t.Fatalf("%s seed %d event %d: %v against %v", p, seed, i, errF, errR)
-				}
-				if got, want := fast.Names(), ref.Names(); !slices.Equal(got, want) {
-					t.Fatalf("%s seed %d event %d: %s", p, seed, i, firstDiff(got, want))
-				}
-			}
+			agreesWithReference(t, fmt.Sprint(p, " seed ", seed), fast, opts, streamLog(seed, 200+int(seed%5)*100), false, nil)
 		}
 	}
 }
@@ -161,18 +145,7 @@ func TestStreamRunGaps(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			fast := New(Options{Profile: GenA})
 			fast.st.eng.(*genAB).minRun = 1
-			ref := newReference(Options{Profile: GenA})
-			for i, ev := range c.events {
-				if err := fast.Apply(ev); err != nil {
-					t.Fatal(err)
-				}
-				if err := ref.Apply(ev); err != nil {
-					t.Fatal(err)
-				}
-				if got, want := fast.Names(), ref.Names(); !slices.Equal(got, want) {
-					t.Fatalf("event %d: %s", i, firstDiff(got, want))
-				}
-			}
+			agreesWithReference(t, c.name, fast, Options{Profile: GenA}, c.events, false, nil)
 		})
 	}
 }
@@ -186,14 +159,7 @@ func partLog(seed uint64, n int) []Event {
 	var events []Event
 	var ids []string
 	ms, pos := 0, 0
-	newID := func() string {
-		if len(ids) > 0 && rng.IntN(8) == 0 {
-			return ids[rng.IntN(len(ids))]
-		}
-		id := fmt.Sprint("a", len(events))
-		ids = append(ids, id)
-		return id
-	}
+	newID := func() string { return pickID(rng, &ids, 8, len(events)) }
 	part := func(a map[string]any) {
 		group := []string{"_:g1", "_:g2"}[rng.IntN(2)]
 		p := any(nil)
@@ -282,17 +248,17 @@ func partLog(seed uint64, n int) []Event {
 // reducer's literal findIndex, and requires the same order after every event.
 func TestPartRunsEqualReference(t *testing.T) {
 	for seed := uint64(1); seed <= 150; seed++ {
-		events := partLog(seed, 200+int(seed%5)*100)
-		fast := New(Options{Profile: GenB, UserID: "u-user"})
-		ref := newReference(Options{Profile: GenB, UserID: "u-user"})
-		for i, ev := range events {
-			errF, errR := fast.Apply(ev), ref.Apply(ev)
-			if (errF == nil) != (errR == nil) {
-				t.Fatalf("seed %d event %d: %v against %v", seed, i, errF, errR)
-			}
-			if got, want := fast.Names(), ref.Names(); !slices.Equal(got, want) {
-				t.Fatalf("seed %d event %d: %s", seed, i, firstDiff(got, want))
-			}
-		}
+		opts := Options{Profile: GenB, UserID: "u-user"}
+		agreesWithReference(t, fmt.Sprint("seed ", seed), New(opts), opts, partLog(seed, 200+int(seed%5)*100), false, nil)
 	}
+}
+
+// pickID returns one of ids again one time in odds, else a new id made of n, which it adds to ids.
+func pickID(rng *rand.Rand, ids *[]string, odds, n int) string {
+	if len(*ids) > 0 && rng.IntN(odds) == 0 {
+		return (*ids)[rng.IntN(len(*ids))]
+	}
+	id := fmt.Sprint("a", n)
+	*ids = append(*ids, id)
+	return id
 }
