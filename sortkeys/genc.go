@@ -94,7 +94,11 @@ type genC struct {
 	// manyLinks holds every link of the local ids linked to more than linkScan sessions and
 	// groupings (one id re-delivered into a new grouping each time), so that isLinked does not
 	// walk their long chains.
-	manyLinks    map[linkKey]struct{}
+	manyLinks map[linkKey]struct{}
+	// manyGroups holds every grouping of the sessions that are parts of more than linkScan
+	// groupings (a session re-delivered into a new grouping each time), so that a revision does
+	// not scan session.groups.
+	manyGroups   map[sessionGrouping]struct{}
 	partMemo     map[uint64]partResult
 	memoSeed     maphash.Seed
 	units        arena[unit]
@@ -145,6 +149,35 @@ const linkScan = 8
 type linkKey struct {
 	lid, idx int32
 	group    bool
+}
+
+// sessionGrouping is an entry of manyGroups: the session of index sess is a part of the
+// grouping of index group.
+type sessionGrouping struct{ sess, group int32 }
+
+// inGrouping says whether session s is a part of the grouping of index gi.
+func (g *genC) inGrouping(s *session, gi int32) bool {
+	if len(s.groups) <= linkScan {
+		return slices.Contains(s.groups, gi)
+	}
+	_, ok := g.manyGroups[sessionGrouping{int32(s.idx), gi}]
+	return ok
+}
+
+// addGrouping notes that session s became a part of the grouping of index gi.
+func (g *genC) addGrouping(s *session, gi int32) {
+	s.groups = append(s.groups, gi)
+	switch n := len(s.groups); {
+	case n == linkScan+1: // the slice just outgrew the scan: manyGroups takes all of it
+		if g.manyGroups == nil {
+			g.manyGroups = map[sessionGrouping]struct{}{}
+		}
+		for _, x := range s.groups {
+			g.manyGroups[sessionGrouping{int32(s.idx), x}] = struct{}{}
+		}
+	case n > linkScan+1:
+		g.manyGroups[sessionGrouping{int32(s.idx), gi}] = struct{}{}
+	}
 }
 
 // addLink notes that local id lid, whose entry is lc, joined the session (or grouping) of index
@@ -372,7 +405,7 @@ func (g *genC) upsert(r *record) {
 		// Only a session or local id linked to the grouping can be among its parts: a new
 		// part needs no lookup.
 		var existing *partNode
-		if (isLS && slices.Contains(s.groups, int32(gr.idx))) || (!isLS && g.isLinked(r.lid, lc, gr.idx, true)) {
+		if (isLS && g.inGrouping(s, int32(gr.idx))) || (!isLS && g.isLinked(r.lid, lc, gr.idx, true)) {
 			existing = gr.parts.find(np.key())
 		}
 		switch {
@@ -398,7 +431,7 @@ func (g *genC) upsert(r *record) {
 		if !isLS {
 			g.addLink(r.lid, lc, gr.idx, true)
 		} else if existing == nil {
-			s.groups = append(s.groups, int32(gr.idx))
+			g.addGrouping(s, int32(gr.idx))
 		}
 		kind, ts = unitGrouping, gr.ts
 		r.unitPrefix, r.unitKey = unitHowTo, gid
@@ -685,6 +718,11 @@ func (g *genC) delete(id string) {
 			for _, gr := range g.groupsWithSession(s) {
 				gr.parts.remove(gr.parts.find(partKey{kind: unitSession, sid: sid}))
 				gr.ts = gr.parts.ts()
+			}
+			if len(s.groups) > linkScan { // its index is never looked up again
+				for _, gi := range s.groups {
+					delete(g.manyGroups, sessionGrouping{int32(s.idx), gi})
+				}
 			}
 		}
 	}

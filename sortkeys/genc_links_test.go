@@ -158,22 +158,73 @@ func TestManyLinks(t *testing.T) {
 // every event.
 func TestRegroupEqualsReference(t *testing.T) {
 	for seed := uint64(1); seed <= 20; seed++ {
-		rng := rand.New(rand.NewPCG(seed, 17))
-		var events []Event
-		for i := range 300 {
+		events := seededLog(seed, 17, 300, func(rng *rand.Rand, i int) Event {
 			id := fmt.Sprint("x", rng.IntN(3))
 			switch rng.IntN(10) {
 			case 0:
-				events = append(events, Event{Op: OpDelete, ActivityID: id})
+				return Event{Op: OpDelete, ActivityID: id}
 			case 1:
-				events = append(events, shapeMsg(fmt.Sprint("m", i), rng.IntN(600), ""))
+				return shapeMsg(fmt.Sprint("m", i), rng.IntN(600), "")
 			case 2:
-				events = append(events, streamRevision(i, 1+rng.IntN(20), rng.IntN(3) == 0))
-			default:
-				events = append(events, howToPart(id, fmt.Sprint("_:g", rng.IntN(1+i/3)), rng.IntN(3), rng.IntN(600)))
+				return streamRevision(i, 1+rng.IntN(20), rng.IntN(3) == 0)
 			}
-		}
+			return howToPart(id, fmt.Sprint("_:g", rng.IntN(1+i/3)), rng.IntN(3), rng.IntN(600))
+		})
 		opts := Options{Profile: GenC, UserID: "u-user"}
 		agreesWithReference(t, fmt.Sprint("seed ", seed), New(opts), opts, events, true, nil)
 	}
+}
+
+// TestSessionRegroupEqualsReference replays logs where livestream sessions are re-delivered into
+// many HowTo groupings, with deletes, and requires the reference's order and screen after every
+// event, and before each event that inGrouping answers as a scan of session.groups does.
+func TestSessionRegroupEqualsReference(t *testing.T) {
+	many := 0
+	for seed := uint64(1); seed <= 12; seed++ {
+		events := seededLog(seed, 19, 250, func(rng *rand.Rand, i int) Event {
+			sid := fmt.Sprint("s", rng.IntN(3))
+			switch rng.IntN(12) {
+			case 0:
+				return Event{Op: OpDelete, ActivityID: fmt.Sprint("r", rng.IntN(i+1))}
+			case 1:
+				return shapeMsg(fmt.Sprint("m", i), rng.IntN(600), "")
+			}
+			id := fmt.Sprint("r", i)
+			if rng.IntN(4) == 0 {
+				id = sid
+			}
+			return sessionRevision(id, sid, 1+rng.IntN(20), rng.IntN(600), partOfEntities(fmt.Sprint("_:g", rng.IntN(1+i/4)), ""))
+		})
+		opts := Options{Profile: GenC, UserID: "u-user"}
+		fast := New(opts)
+		g := fast.st.c
+		agreesWithReference(t, fmt.Sprint("seed ", seed), fast, opts, events, true, func(i int, _ Event) {
+			for _, s := range g.sessionList {
+				if s == nil {
+					continue
+				}
+				if len(s.groups) > linkScan {
+					many++
+				}
+				for gi := range int32(len(g.groupList)) {
+					if got, want := g.inGrouping(s, gi), slices.Contains(s.groups, gi); got != want {
+						t.Fatalf("seed %d event %d: inGrouping(%s, %d) = %v", seed, i, s.sid, gi, got)
+					}
+				}
+			}
+		})
+	}
+	if many == 0 {
+		t.Fatal("no session reached more than linkScan groupings")
+	}
+}
+
+// seededLog is n events, the i-th next(rng, i), with rng seeded by seed and stream.
+func seededLog(seed, stream uint64, n int, next func(rng *rand.Rand, i int) Event) []Event {
+	rng := rand.New(rand.NewPCG(seed, stream))
+	events := make([]Event, n)
+	for i := range events {
+		events[i] = next(rng, i)
+	}
+	return events
 }

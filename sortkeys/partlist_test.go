@@ -126,28 +126,25 @@ func TestPartList(t *testing.T) {
 func TestPartUpdatesEqualsReference(t *testing.T) {
 	deletes := 0
 	for seed := uint64(1); seed <= 20; seed++ {
-		rng := rand.New(rand.NewPCG(seed, 23))
-		var events []Event
-		for i := range 400 {
+		events := seededLog(seed, 23, 400, func(rng *rand.Rand, i int) Event {
 			id := fmt.Sprint("p", rng.IntN(40))
 			group := fmt.Sprint("_:h", rng.IntN(3))
 			switch rng.IntN(12) {
 			case 0:
-				events = append(events, Event{Op: OpDelete, ActivityID: id})
+				return Event{Op: OpDelete, ActivityID: id}
 			case 1:
-				events = append(events, shapeMsg(fmt.Sprint("m", i), rng.IntN(900), ""))
+				return shapeMsg(fmt.Sprint("m", i), rng.IntN(900), "")
 			case 2:
 				sid := fmt.Sprint("s", rng.IntN(4))
-				events = append(events, in(fmt.Sprintf(`{"type":"typing","id":"r%d","text":"x","from":{"id":"bot"},`+
+				return in(fmt.Sprintf(`{"type":"typing","id":"r%d","text":"x","from":{"id":"bot"},`+
 					`"timestamp":"2025-01-01T00:%02d:00.000Z","channelData":{"streamType":"streaming","streamSequence":%d,"streamId":%q},`+
 					`"entities":[{"@context":"https://schema.org","@id":"","@type":"Message","type":"https://schema.org/Message",`+
-					`"isPartOf":{"@id":%q,"@type":"HowTo"},"position":%d}]}`, i, rng.IntN(15), 1+rng.IntN(9), sid, group, rng.IntN(20))))
+					`"isPartOf":{"@id":%q,"@type":"HowTo"},"position":%d}]}`, i, rng.IntN(15), 1+rng.IntN(9), sid, group, rng.IntN(20)))
 			case 3:
-				events = append(events, Event{Op: OpDelete, ActivityID: fmt.Sprint("r", rng.IntN(i+1))})
-			default:
-				events = append(events, howToPart(id, group, rng.IntN(20), rng.IntN(900)))
+				return Event{Op: OpDelete, ActivityID: fmt.Sprint("r", rng.IntN(i+1))}
 			}
-		}
+			return howToPart(id, group, rng.IntN(20), rng.IntN(900))
+		})
 		opts := Options{Profile: GenC, UserID: "u-user"}
 		fast := New(opts)
 		agreesWithReference(t, fmt.Sprint("seed ", seed), fast, opts, events, true, anchorCheck(t, fast.st.c, seed, &deletes))
