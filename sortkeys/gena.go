@@ -52,6 +52,10 @@ type genAB struct {
 	// reorders the units it holds, so the head only changes when a member arrives before it or
 	// the head itself leaves.
 	heads map[string]*unit
+	// orders holds in list order the members of the groups of more than minRun whose head
+	// left with no cached run naming the next, so that the next is found without reading every
+	// member's index. Once made, a group's order follows it until the group empties.
+	orders map[string]*memberOrder
 	// runs caches, per byStream group, the members that follow its head without a gap: the
 	// stretch findBeforeAfter walks. A livestream's revisions usually extend it at its end.
 	runs    map[string]*streamRun
@@ -74,7 +78,7 @@ type genAB struct {
 func newGenAB(list unitList, genB bool) *genAB {
 	g := &genAB{genB: genB, list: list, byCid: map[string][]*unit{}, byID: map[string][]*unit{},
 		byStream: map[string][]*unit{}, finals: map[string]int{}, byPart: map[string][]*unit{},
-		heads: map[string]*unit{}, runs: map[string]*streamRun{}, parts: map[string]*partRun{}, minRun: 16}
+		heads: map[string]*unit{}, orders: map[string]*memberOrder{}, runs: map[string]*streamRun{}, parts: map[string]*partRun{}, minRun: 16}
 	g.beforeAfter = g.findBeforeAfter
 	g.insertAt = g.insertionIndex
 	return g
@@ -99,6 +103,21 @@ func removeFrom(m map[string][]*unit, k string, u *unit) {
 	}
 }
 
+// leaveStream takes u out of byStream group k, moving the group's last member into its place:
+// the group's order does not matter (findBeforeAfter reads its first member in list order), and
+// a group of many members (one long livestream, or in gen-a every typing activity without a
+// streamId) is not scanned for the one that leaves.
+func (g *genAB) leaveStream(k string, u *unit) {
+	s := g.byStream[k]
+	if len(s) == 1 {
+		delete(g.byStream, k)
+		return
+	}
+	last := s[len(s)-1]
+	s[u.lid], last.lid = last, u.lid
+	g.byStream[k] = s[:len(s)-1]
+}
+
 func (g *genAB) index(u *unit, add bool) {
 	r := u.rec
 	if g.stored != nil {
@@ -116,7 +135,22 @@ func (g *genAB) index(u *unit, add bool) {
 		op(g.byID, k, u)
 	}
 	stream := func(k string) {
-		op(g.byStream, k, u)
+		if add {
+			u.lid = int32(len(g.byStream[k]))
+			g.byStream[k] = append(g.byStream[k], u)
+		} else {
+			g.leaveStream(k, u)
+		}
+		if ord := g.orders[k]; ord != nil {
+			switch {
+			case add:
+				ord.insert(g.list, u)
+			case len(g.byStream[k]) == 0:
+				delete(g.orders, k)
+			default:
+				ord.remove(g.list, u)
+			}
+		}
 		h := g.heads[k]
 		switch {
 		case !add && h == u:
@@ -261,10 +295,22 @@ func (g *genAB) streamSeq(x *unit) float64 {
 func (g *genAB) findBeforeAfter(key string, group []*unit, seq float64, matches, _ func(*unit) bool) (before, after *unit) {
 	first := g.heads[key]
 	if first == nil {
-		j := -1
-		for _, u := range group {
-			if i := g.list.Index(u); j < 0 || i < j {
-				j, first = i, u
+		ord := g.orders[key]
+		if ord == nil && len(group) > g.minRun {
+			ord = &memberOrder{}
+			for _, u := range group {
+				ord.insert(g.list, u)
+			}
+			g.orders[key] = ord
+		}
+		if ord != nil {
+			first = ord.first()
+		} else {
+			j := -1
+			for _, u := range group {
+				if i := g.list.Index(u); j < 0 || i < j {
+					j, first = i, u
+				}
 			}
 		}
 		g.heads[key] = first

@@ -21,7 +21,8 @@ type unit struct {
 	// slot is where u was last seen in its leaf: a hint that shifts inside the leaf leave stale
 	// (they do not touch the units they move), checked before the leaf is scanned.
 	slot uint8
-	// lid is a gen-c plain unit's local id: the order is read without touching its record.
+	// lid is a gen-c plain unit's local id: the order is read without touching its record. In
+	// gen-a and gen-b it is the unit's index in its byStream group instead.
 	lid int32
 	// rec is the activity of a plain unit (gen-c) or of every gen-a/gen-b unit.
 	rec *record

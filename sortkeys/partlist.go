@@ -42,20 +42,15 @@ func (p *part) key() partKey {
 
 const partScan = 8
 
-// partNodes allocates part nodes, with priorities from a counter mixed as splitmix64 does: the
-// treap's shape depends on nothing in the log.
+// partNodes allocates part nodes, with priorities from treapPrio.
 type partNodes struct {
 	arena arena[partNode]
 	n     uint64
 }
 
 func (a *partNodes) alloc(p part) *partNode {
-	a.n += 0x9E3779B97F4A7C15
-	z := a.n
-	z = (z ^ z>>30) * 0xBF58476D1CE4E5B9
-	z = (z ^ z>>27) * 0x94D049BB133111EB
 	t := a.arena.alloc()
-	t.p, t.prio = p, z^z>>31
+	t.p, t.prio = p, treapPrio(&a.n)
 	t.pull()
 	return t
 }

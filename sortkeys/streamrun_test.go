@@ -262,3 +262,44 @@ func pickID(rng *rand.Rand, ids *[]string, odds, n int) string {
 	*ids = append(*ids, id)
 	return id
 }
+
+// typingHeadLog is a log for the member orders of findBeforeAfter: plain typing indicators (in
+// gen-a all members of one group) delivered, delivered again and deleted in random orders at
+// random times, between messages and livestreams' first revisions, which ask for the group's head.
+func typingHeadLog(seed uint64, n int) []Event {
+	return seededLog(seed, 23, n, func(rng *rand.Rand, i int) Event {
+		id, sec := fmt.Sprint("t", rng.IntN(1+i/3)), rng.IntN(400)
+		switch k := rng.IntN(10); {
+		case k < 4:
+			return typingIndicator(id, sec)
+		case k < 5:
+			return shapeMsg(fmt.Sprint("m", i), sec, "")
+		case k < 7:
+			return Event{Op: OpDelete, ActivityID: id}
+		}
+		return sessionRevision(id, id, rng.IntN(4), sec, "")
+	})
+}
+
+// TestTypingHeadEqualsReference replays typingHeadLog with the member orders (made for groups of
+// any size in every other seed) and with the literal findBeforeAfter.ts walk, and requires the
+// same order after every event.
+func TestTypingHeadEqualsReference(t *testing.T) {
+	ordered := 0
+	for _, p := range []Profile{GenA, GenB} {
+		for seed := uint64(1); seed <= 40; seed++ {
+			opts := Options{Profile: p, UserID: "u-user"}
+			fast := New(opts)
+			g := fast.st.eng.(*genAB)
+			if seed%2 == 0 {
+				g.minRun = 1
+			}
+			agreesWithReference(t, fmt.Sprint(p, " seed ", seed), fast, opts, typingHeadLog(seed, 300+int(seed)*20), false,
+				func(int, Event) { ordered += len(g.orders) })
+		}
+	}
+	if ordered == 0 {
+		t.Fatal("no member order was made")
+	}
+	t.Logf("%d member orders seen", ordered)
+}
