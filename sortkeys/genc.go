@@ -14,10 +14,39 @@ import (
 // packages/core/src/reducers/activities/sort/upsert.ts and deleteActivityByLocalId.ts).
 
 type sessionEntry struct {
-	lid int
+	lid int32
+	// n numbers the session's entries in arrival order: see entryKey.
+	n   uint32
 	ts  jsNum
 	seq float64
 }
+
+// entryKey is where an entry sits in its session: the reducer's sorted insert puts an entry after
+// those whose streamSequence is not above its own, so streamSequence (never NaN) and then arrival
+// order the entries as the chunks do, and tell them apart. A key stays when entries around it come
+// and go, where an index moves.
+type entryKey struct {
+	seq float64
+	n   uint32
+}
+
+// endKey is after every entry.
+var endKey = entryKey{math.Inf(1), math.MaxUint32}
+
+func (e *sessionEntry) key() entryKey { return entryKey{e.seq, e.n} }
+
+func (a entryKey) less(b entryKey) bool { return a.seq < b.seq || (a.seq == b.seq && a.n < b.n) }
+
+// lidEntries are the keys of a local id's entries in a session: the first in session order and
+// the others.
+type lidEntries struct {
+	first entryKey
+	more  []entryKey
+}
+
+// sessionScan is the number of entries up to which a session is scanned for a local id's; a
+// longer one keeps byLid from the first time it is searched.
+const sessionScan = 32
 
 type session struct {
 	// sid is the session's id, the copy sessionIDs keeps (a few bytes, where the activity it came
@@ -28,8 +57,12 @@ type session struct {
 	// at most entryChunk to a chunk, none empty unless it is the only one: a revision that does
 	// not come last moves the entries after it in its chunk, not in the whole session. n counts
 	// the entries.
-	chunks    [][]sessionEntry
-	n         int
+	chunks   [][]sessionEntry
+	n        int
+	arrivals uint32
+	// byLid, once made, holds the keys of every local id's entries: a delete finds the entry it
+	// removes, and where a local id first appears, by bisection instead of a scan.
+	byLid     map[int32]lidEntries
 	finalized bool
 	ts        jsNum
 	// groups are the indices in genC.groupList of the groupings that hold the session as a
@@ -379,7 +412,7 @@ func (g *genC) upsert(r *record) {
 			s.sid = g.sessionIDs.set(ls.SessionID, s.idx)
 		}
 		sid := s.sid
-		s.insert(sessionEntry{lid: int(r.lid), ts: r.ts(), seq: ls.Sequence})
+		s.insert(sessionEntry{lid: r.lid, ts: r.ts(), seq: ls.Sequence})
 		s.finalized = ls.Kind == activity.LivestreamFinal
 		if s.finalized || first {
 			s.ts = r.ts()
@@ -526,6 +559,11 @@ const (
 // insert). Sequences are integers or +Inf, never NaN, so the chunks' last entries are in order
 // and a search over them finds the chunk the search over all entries would.
 func (s *session) insert(e sessionEntry) {
+	e.n = s.arrivals
+	s.arrivals++
+	if s.byLid != nil {
+		s.note(e.lid, e.key())
+	}
 	ci := len(s.chunks) - 1
 	c := s.chunks[ci]
 	if len(c) > 0 && c[len(c)-1].seq > e.seq {
@@ -553,23 +591,84 @@ func (s *session) insert(e sessionEntry) {
 	s.chunks[ci] = slices.Insert(c, i, e)
 }
 
-// remove takes the first entry of local id lid out (false: there is none).
-func (s *session) remove(lid int) bool {
-	for ci, c := range s.chunks {
-		for i, e := range c {
-			if e.lid != lid {
-				continue
+// note adds an entry of local id lid and key k to byLid.
+func (s *session) note(lid int32, k entryKey) {
+	le, ok := s.byLid[lid]
+	if !ok {
+		s.byLid[lid] = lidEntries{first: k}
+		return
+	}
+	if k.less(le.first) {
+		le.first, k = k, le.first
+	}
+	le.more = append(le.more, k)
+	s.byLid[lid] = le
+}
+
+// firstKey is the key of the first entry of local id lid (false: there is none).
+func (s *session) firstKey(lid int32) (entryKey, bool) {
+	if s.byLid == nil && s.n > sessionScan {
+		s.byLid = make(map[int32]lidEntries, s.n)
+		for _, c := range s.chunks {
+			for i := range c {
+				s.note(c[i].lid, c[i].key())
 			}
-			s.n--
-			if len(c) == 1 && len(s.chunks) > 1 {
-				s.chunks = slices.Delete(s.chunks, ci, ci+1)
-			} else {
-				s.chunks[ci] = slices.Delete(c, i, i+1)
-			}
-			return true
 		}
 	}
-	return false
+	if s.byLid != nil {
+		le, ok := s.byLid[lid]
+		return le.first, ok
+	}
+	for _, c := range s.chunks {
+		for i := range c {
+			if c[i].lid == lid {
+				return c[i].key(), true
+			}
+		}
+	}
+	return entryKey{}, false
+}
+
+// locate is where the first entry whose key is not below k is, or would go: its chunk, and its
+// index there.
+func (s *session) locate(k entryKey) (ci, i int) {
+	last := len(s.chunks) - 1
+	ci = sort.Search(last, func(i int) bool { ch := s.chunks[i]; return !ch[len(ch)-1].key().less(k) })
+	c := s.chunks[ci]
+	return ci, sort.Search(len(c), func(i int) bool { return !c[i].key().less(k) })
+}
+
+// remove takes the first entry of local id lid out (false: there is none).
+func (s *session) remove(lid int32) bool {
+	k, ok := s.firstKey(lid)
+	if !ok {
+		return false
+	}
+	ci, i := s.locate(k)
+	c := s.chunks[ci]
+	s.n--
+	if len(c) == 1 && len(s.chunks) > 1 {
+		s.chunks = slices.Delete(s.chunks, ci, ci+1)
+	} else {
+		s.chunks[ci] = slices.Delete(c, i, i+1)
+	}
+	if s.byLid != nil {
+		le := s.byLid[lid]
+		if len(le.more) == 0 {
+			delete(s.byLid, lid)
+		} else {
+			j := 0
+			for m, mk := range le.more {
+				if mk.less(le.more[j]) {
+					j = m
+				}
+			}
+			le.first = le.more[j]
+			le.more = slices.Delete(le.more, j, j+1)
+			s.byLid[lid] = le
+		}
+	}
+	return true
 }
 
 // first and last are the first and the last entry (the session has one).
@@ -693,7 +792,7 @@ func (g *genC) delete(id string) {
 			continue
 		}
 		sid := s.sid
-		if !s.remove(lid) {
+		if !s.remove(int32(lid)) {
 			continue
 		}
 		if s.n > 0 {
@@ -731,18 +830,6 @@ func (g *genC) delete(id string) {
 		g.list.Remove(u)
 		g.loc(lid).plain = nil
 	}
-}
-
-// entryIndex is the index of local id lid among s's entries, or -1.
-func (s *session) entryIndex(lid int) int {
-	at := 0
-	for _, c := range s.chunks {
-		if i := slices.IndexFunc(c, func(e sessionEntry) bool { return e.lid == lid }); i >= 0 {
-			return at + i
-		}
-		at += len(c)
-	}
-	return -1
 }
 
 // sessionPart is the index of session sid among gr's parts, or -1.
@@ -808,9 +895,12 @@ func (g *genC) setGhostEnd(root, end int) {
 }
 
 // appearance is where each() emits a record: the index of its unit in the main list, the part
-// within a grouping and the entry within a session (0 where there is none). Appearances compare
-// in each() order field by field.
-type appearance struct{ unit, part, entry int }
+// within a grouping and the key of the entry within a session (zero where there is none).
+// Appearances compare in each() order field by field.
+type appearance struct {
+	unit, part int
+	entry      entryKey
+}
 
 func (a appearance) less(b appearance) bool {
 	if a.unit != b.unit {
@@ -819,7 +909,7 @@ func (a appearance) less(b appearance) bool {
 	if a.part != b.part {
 		return a.part < b.part
 	}
-	return a.entry < b.entry
+	return a.entry.less(b.entry)
 }
 
 // firstAppearance is where each() first emits live local id lid. A local id can appear more than
@@ -854,8 +944,8 @@ func (g *genC) firstAppearance(lid int) (appearance, bool) {
 		if s == nil {
 			continue
 		}
-		e := s.entryIndex(lid)
-		if e < 0 {
+		e, ok := s.firstKey(int32(lid))
+		if !ok {
 			continue
 		}
 		if s.u != nil {
@@ -878,7 +968,7 @@ func (g *genC) emittedBefore(at appearance) (*record, appearance, bool) {
 	// Units that emit nothing (a grouping whose parts are gone, say) are rare: stepping over
 	// them one by one is cheap.
 	for ui := at.unit - 1; ui >= 0; ui-- {
-		if r, a, ok := g.lastIn(ui, math.MaxInt, math.MaxInt); ok {
+		if r, a, ok := g.lastIn(ui, math.MaxInt, endKey); ok {
 			return r, a, true
 		}
 	}
@@ -886,8 +976,8 @@ func (g *genC) emittedBefore(at appearance) (*record, appearance, bool) {
 }
 
 // lastIn is the last record the unit of index ui emits before its part and entry given
-// (math.MaxInt for both: the whole unit).
-func (g *genC) lastIn(ui, part, entry int) (*record, appearance, bool) {
+// (math.MaxInt and endKey: the whole unit).
+func (g *genC) lastIn(ui, part int, entry entryKey) (*record, appearance, bool) {
 	u := g.list.At(ui)
 	switch u.kind {
 	case unitActivity:
@@ -911,7 +1001,7 @@ func (g *genC) lastIn(ui, part, entry int) (*record, appearance, bool) {
 	for pn := parts.at(pi); pn != nil; pn, pi = pn.prev(), pi-1 {
 		p := &pn.p
 		if p.kind == unitSession {
-			bound := math.MaxInt
+			bound := endKey
 			if pi == part {
 				bound = entry
 			}
@@ -929,19 +1019,19 @@ func (g *genC) lastIn(ui, part, entry int) (*record, appearance, bool) {
 	return nil, appearance{}, false
 }
 
-// lastEntry is the last live entry of s before index bound, and its index.
-func (g *genC) lastEntry(s *session, bound int) (*record, int, bool) {
-	at := s.n // the index of the chunk's first entry, once the chunk is c
-	for ci := len(s.chunks) - 1; ci >= 0; ci-- {
+// lastEntry is the last live entry of s before key bound, and its key.
+func (g *genC) lastEntry(s *session, bound entryKey) (*record, entryKey, bool) {
+	ci, end := s.locate(bound)
+	for ; ci >= 0; ci-- {
 		c := s.chunks[ci]
-		at -= len(c)
-		for i := min(bound-at, len(c)) - 1; i >= 0; i-- {
-			if r := g.act(c[i].lid); r != nil {
-				return r, at + i, true
+		for i := min(end, len(c)) - 1; i >= 0; i-- {
+			if r := g.act(int(c[i].lid)); r != nil {
+				return r, c[i].key(), true
 			}
 		}
+		end = math.MaxInt
 	}
-	return nil, 0, false
+	return nil, entryKey{}, false
 }
 
 // each flattens the main list into state.activities (computeSortedActivities.ts).
@@ -949,7 +1039,7 @@ func (g *genC) each(f func(*record) bool) {
 	emitEntries := func(s *session) bool {
 		for _, c := range s.chunks {
 			for _, e := range c {
-				if r := g.act(e.lid); r != nil && !f(r) {
+				if r := g.act(int(e.lid)); r != nil && !f(r) {
 					return false
 				}
 			}

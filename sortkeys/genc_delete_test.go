@@ -142,3 +142,27 @@ func anchorCheck(t *testing.T, g *genC, seed uint64, deletes *int) func(int, Eve
 }
 
 func first(a, _ int) int { return a }
+
+// TestStreamDeletesEqualsReference replays logs of a few long livestream sessions whose
+// revisions (some delivered more than once, with sequences rising, repeated or falling) are
+// deleted in random orders, and requires before every delete the anchor the whole uiList gives,
+// and after every event the reference's order and screen.
+func TestStreamDeletesEqualsReference(t *testing.T) {
+	deletes := 0
+	for seed := uint64(1); seed <= 16; seed++ {
+		events := seededLog(seed, 29, 500, func(rng *rand.Rand, i int) Event {
+			id := fmt.Sprint("r", rng.IntN(1+i))
+			switch rng.IntN(8) {
+			case 0, 1:
+				return Event{Op: OpDelete, ActivityID: id}
+			case 2:
+				return shapeMsg(fmt.Sprint("m", i), rng.IntN(60), "")
+			}
+			return sessionRevision(id, fmt.Sprint("s", rng.IntN(2)), i/2+rng.IntN(20), rng.IntN(60), "")
+		})
+		opts := Options{Profile: GenC, UserID: "u-user"}
+		fast := New(opts)
+		agreesWithReference(t, fmt.Sprint("seed ", seed), fast, opts, events, true, anchorCheck(t, fast.st.c, seed, &deletes))
+	}
+	t.Logf("%d deletes", deletes)
+}

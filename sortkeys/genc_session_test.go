@@ -10,16 +10,20 @@ import (
 
 // TestSessionChunks inserts and removes session entries in random orders, with repeated
 // sequences, +Inf and revisions sharing a local id, and requires after every step what one
-// sorted slice gives: the entries in order, entryIndex, first and last, and lastEntry for
-// every bound.
+// sorted slice gives: the entries in order, firstKey, first and last, and lastEntry for
+// every bound. Half the seeds search their sessions through byLid from the start.
 func TestSessionChunks(t *testing.T) {
 	ops := 0
 	for seed := uint64(1); seed <= 40; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 11))
 		g := New(Options{Profile: GenC}).st.c
 		s := g.newSession()
+		if seed%2 == 0 {
+			s.byLid = map[int32]lidEntries{}
+		}
 		var flat []sessionEntry
-		var lids []int
+		var lids []int32
+		inserted := uint32(0)
 		steps := 50 + rng.IntN(1500)
 		span := 1 + rng.IntN(3*steps)
 		for step := range steps {
@@ -36,23 +40,24 @@ func TestSessionChunks(t *testing.T) {
 					flat = slices.Delete(flat, i, i+1)
 				}
 				if rng.IntN(2) == 0 {
-					g.loc(lid).rec = nil
+					g.loc(int(lid)).rec = nil
 				}
 			} else {
 				seq := float64(1 + rng.IntN(span))
 				if rng.IntN(50) == 0 {
 					seq = math.Inf(1)
 				}
-				lid := 0
+				lid := int32(0)
 				if len(lids) > 0 && rng.IntN(5) == 0 {
 					lid = lids[rng.IntN(len(lids))] // another revision with the same local id
 				} else {
-					lid = int(g.newLid())
-					g.loc(lid).rec = &record{}
+					lid = g.newLid()
+					g.loc(int(lid)).rec = &record{}
 					lids = append(lids, lid)
 				}
-				e := sessionEntry{lid: lid, ts: num(float64(step)), seq: seq}
+				e := sessionEntry{lid: lid, n: inserted, ts: num(float64(step)), seq: seq}
 				s.insert(e)
+				inserted++
 				i := sort.Search(len(flat), func(i int) bool { return flat[i].seq > seq })
 				flat = slices.Insert(flat, i, e)
 			}
@@ -78,25 +83,35 @@ func checkSession(t *testing.T, g *genC, s *session, flat []sessionEntry, seed u
 	if len(flat) > 0 && (s.first() != flat[0] || s.last() != flat[len(flat)-1]) {
 		t.Fatalf("seed %d step %d: first or last differs", seed, step)
 	}
-	for _, e := range flat[max(0, len(flat)-3):] {
-		if got, want := s.entryIndex(e.lid), slices.IndexFunc(flat, func(x sessionEntry) bool { return x.lid == e.lid }); got != want {
-			t.Fatalf("seed %d step %d: entryIndex(%d) = %d, want %d", seed, step, e.lid, got, want)
+	for _, e := range append(flat[max(0, len(flat)-3):], flat[:min(3, len(flat))]...) {
+		if got, _ := s.firstKey(e.lid); got != flat[slices.IndexFunc(flat, func(x sessionEntry) bool { return x.lid == e.lid })].key() {
+			t.Fatalf("seed %d step %d: firstKey(%d) = %v", seed, step, e.lid, got)
 		}
 	}
-	for _, bound := range []int{0, len(flat) / 3, len(flat) / 2, len(flat) - 1, len(flat), math.MaxInt} {
+	for _, b := range []int{0, len(flat) / 3, len(flat) / 2, max(0, len(flat)-1), len(flat)} {
+		// Bounds before the entry of index b: its key, the key right after the one ahead, or
+		// after every entry.
+		var bounds []entryKey
+		if b < len(flat) {
+			bounds = append(bounds, flat[b].key())
+		} else {
+			bounds = append(bounds, endKey)
+		}
+		if b > 0 {
+			bounds = append(bounds, entryKey{flat[b-1].seq, flat[b-1].n + 1})
+		}
 		want := -1
-		for e := min(bound, len(flat)) - 1; e >= 0; e-- {
-			if g.act(flat[e].lid) != nil {
+		for e := b - 1; e >= 0; e-- {
+			if g.act(int(flat[e].lid)) != nil {
 				want = e
 				break
 			}
 		}
-		r, e, ok := g.lastEntry(s, bound)
-		if !ok {
-			e = -1
-		}
-		if e != want || (ok && r != g.act(flat[e].lid)) {
-			t.Fatalf("seed %d step %d: lastEntry(%d) = %d, want %d", seed, step, bound, e, want)
+		for _, k := range bounds {
+			r, e, ok := g.lastEntry(s, k)
+			if ok != (want >= 0) || (ok && (e != flat[want].key() || r != g.act(int(flat[want].lid)))) {
+				t.Fatalf("seed %d step %d: lastEntry(%v) = %v, want index %d", seed, step, k, e, want)
+			}
 		}
 	}
 }
