@@ -53,11 +53,12 @@ type session struct {
 	// from is a few hundred); idx its index in genC.sessionList.
 	sid string
 	idx int
-	// chunks hold the session's entries in streamSequence order (equal ones in arrival order),
-	// at most entryChunk to a chunk, none empty unless it is the only one: a revision that does
-	// not come last moves the entries after it in its chunk, not in the whole session. n counts
-	// the entries.
+	// chunks hold the session's entries of live local ids in streamSequence order (equal ones in
+	// arrival order), at most entryChunk to a chunk, none empty unless it is the only one: a
+	// revision that does not come last moves the entries after it in its chunk, not in the whole
+	// session. dead holds the others (see bury). n counts the entries, dead ones included.
 	chunks   [][]sessionEntry
+	dead     *graves
 	n        int
 	arrivals uint32
 	// byLid, once made, holds the keys of every local id's entries: a delete finds the entry it
@@ -638,44 +639,78 @@ func (s *session) locate(k entryKey) (ci, i int) {
 	return ci, sort.Search(len(c), func(i int) bool { return !c[i].key().less(k) })
 }
 
-// remove takes the first entry of local id lid out (false: there is none).
-func (s *session) remove(lid int32) bool {
+// graves are the first and the last of the entries that a session keeps of deleted local ids:
+// all that the reducer reads of them, besides their number (in session.n).
+type graves struct{ first, last sessionEntry }
+
+// bury takes the entries of local id lid, which is being deleted, out of the chunks (false: there
+// are none). The first leaves the session, as in the reducer; the others stay there, but only in
+// dead: no walk over the chunks then steps over entries with nothing to show (one revision
+// delivered many times, then deleted).
+func (s *session) bury(lid int32) bool {
 	k, ok := s.firstKey(lid)
 	if !ok {
 		return false
 	}
-	ci, i := s.locate(k)
-	c := s.chunks[ci]
-	s.n--
-	if len(c) == 1 && len(s.chunks) > 1 {
-		s.chunks = slices.Delete(s.chunks, ci, ci+1)
-	} else {
-		s.chunks[ci] = slices.Delete(c, i, i+1)
-	}
+	var more []entryKey
 	if s.byLid != nil {
-		le := s.byLid[lid]
-		if len(le.more) == 0 {
-			delete(s.byLid, lid)
-		} else {
-			j := 0
-			for m, mk := range le.more {
-				if mk.less(le.more[j]) {
-					j = m
+		more = s.byLid[lid].more
+		delete(s.byLid, lid)
+	} else {
+		for _, c := range s.chunks {
+			for i := range c {
+				if c[i].lid == lid && c[i].key() != k {
+					more = append(more, c[i].key())
 				}
 			}
-			le.first = le.more[j]
-			le.more = slices.Delete(le.more, j, j+1)
-			s.byLid[lid] = le
+		}
+	}
+	s.take(k)
+	s.n--
+	for _, m := range more {
+		e := s.take(m)
+		d := s.dead
+		if d == nil {
+			s.dead = &graves{first: e, last: e}
+			continue
+		}
+		if e.key().less(d.first.key()) {
+			d.first = e
+		}
+		if d.last.key().less(e.key()) {
+			d.last = e
 		}
 	}
 	return true
 }
 
-// first and last are the first and the last entry (the session has one).
-func (s *session) first() sessionEntry { return s.chunks[0][0] }
+// take takes the entry of key k out of the chunks.
+func (s *session) take(k entryKey) sessionEntry {
+	ci, i := s.locate(k)
+	c := s.chunks[ci]
+	e := c[i]
+	if len(c) == 1 && len(s.chunks) > 1 {
+		s.chunks = slices.Delete(s.chunks, ci, ci+1)
+	} else {
+		s.chunks[ci] = slices.Delete(c, i, i+1)
+	}
+	return e
+}
+
+// first and last are the first and the last entry, dead ones included (the session has one).
+func (s *session) first() sessionEntry {
+	c := s.chunks[0]
+	if d := s.dead; d != nil && (len(c) == 0 || d.first.key().less(c[0].key())) {
+		return d.first
+	}
+	return c[0]
+}
 
 func (s *session) last() sessionEntry {
 	c := s.chunks[len(s.chunks)-1]
+	if d := s.dead; d != nil && (len(c) == 0 || c[len(c)-1].key().less(d.last.key())) {
+		return d.last
+	}
 	return c[len(c)-1]
 }
 
@@ -792,7 +827,7 @@ func (g *genC) delete(id string) {
 			continue
 		}
 		sid := s.sid
-		if !s.remove(int32(lid)) {
+		if !s.bury(int32(lid)) {
 			continue
 		}
 		if s.n > 0 {
@@ -1019,19 +1054,19 @@ func (g *genC) lastIn(ui, part int, entry entryKey) (*record, appearance, bool) 
 	return nil, appearance{}, false
 }
 
-// lastEntry is the last live entry of s before key bound, and its key.
+// lastEntry is the last live entry of s before key bound, and its key: the last in the chunks,
+// which hold live entries only.
 func (g *genC) lastEntry(s *session, bound entryKey) (*record, entryKey, bool) {
-	ci, end := s.locate(bound)
-	for ; ci >= 0; ci-- {
-		c := s.chunks[ci]
-		for i := min(end, len(c)) - 1; i >= 0; i-- {
-			if r := g.act(int(c[i].lid)); r != nil {
-				return r, c[i].key(), true
-			}
+	ci, i := s.locate(bound)
+	if i == 0 {
+		if ci == 0 {
+			return nil, entryKey{}, false
 		}
-		end = math.MaxInt
+		ci--
+		i = len(s.chunks[ci])
 	}
-	return nil, entryKey{}, false
+	e := &s.chunks[ci][i-1]
+	return g.act(int(e.lid)), e.key(), true
 }
 
 // each flattens the main list into state.activities (computeSortedActivities.ts).

@@ -148,7 +148,7 @@ func first(a, _ int) int { return a }
 // deleted in random orders, and requires before every delete the anchor the whole uiList gives,
 // and after every event the reference's order and screen.
 func TestStreamDeletesEqualsReference(t *testing.T) {
-	deletes := 0
+	deletes, graves := 0, 0
 	for seed := uint64(1); seed <= 16; seed++ {
 		events := seededLog(seed, 29, 500, func(rng *rand.Rand, i int) Event {
 			id := fmt.Sprint("r", rng.IntN(1+i))
@@ -163,6 +163,14 @@ func TestStreamDeletesEqualsReference(t *testing.T) {
 		opts := Options{Profile: GenC, UserID: "u-user"}
 		fast := New(opts)
 		agreesWithReference(t, fmt.Sprint("seed ", seed), fast, opts, events, true, anchorCheck(t, fast.st.c, seed, &deletes))
+		for _, s := range fast.st.c.sessionList {
+			if s != nil && s.dead != nil {
+				graves++
+			}
+		}
 	}
-	t.Logf("%d deletes", deletes)
+	if graves == 0 {
+		t.Fatal("no session kept entries of deleted activities")
+	}
+	t.Logf("%d deletes, %d sessions with dead entries", deletes, graves)
 }

@@ -8,12 +8,13 @@ import (
 	"testing"
 )
 
-// TestSessionChunks inserts and removes session entries in random orders, with repeated
-// sequences, +Inf and revisions sharing a local id, and requires after every step what one
-// sorted slice gives: the entries in order, firstKey, first and last, and lastEntry for
-// every bound. Half the seeds search their sessions through byLid from the start.
+// TestSessionChunks inserts session entries and buries local ids in random orders, with
+// repeated sequences, +Inf and revisions sharing a local id, and requires after every step what
+// one sorted slice gives: the live entries in order, the count, first and last of all, firstKey,
+// and lastEntry for every bound. Half the seeds search their sessions through byLid from the
+// start.
 func TestSessionChunks(t *testing.T) {
-	ops := 0
+	ops, graves := 0, 0
 	for seed := uint64(1); seed <= 40; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 11))
 		g := New(Options{Profile: GenC}).st.c
@@ -30,27 +31,27 @@ func TestSessionChunks(t *testing.T) {
 			if len(flat) > 0 && rng.IntN(4) == 0 {
 				lid := flat[rng.IntN(len(flat))].lid
 				if rng.IntN(3) == 0 {
-					lid = lids[rng.IntN(len(lids))] // maybe removed already
+					lid = lids[rng.IntN(len(lids))] // maybe deleted already
 				}
 				i := slices.IndexFunc(flat, func(e sessionEntry) bool { return e.lid == lid })
-				if got := s.remove(lid); got != (i >= 0) {
-					t.Fatalf("seed %d step %d: remove %d = %v", seed, step, lid, got)
+				live := g.act(int(lid)) != nil
+				if got := s.bury(lid); got != (live && i >= 0) {
+					t.Fatalf("seed %d step %d: bury %d = %v", seed, step, lid, got)
 				}
-				if i >= 0 {
+				if live && i >= 0 {
 					flat = slices.Delete(flat, i, i+1)
 				}
-				if rng.IntN(2) == 0 {
-					g.loc(int(lid)).rec = nil
-				}
+				g.loc(int(lid)).rec = nil
 			} else {
 				seq := float64(1 + rng.IntN(span))
 				if rng.IntN(50) == 0 {
 					seq = math.Inf(1)
 				}
 				lid := int32(0)
-				if len(lids) > 0 && rng.IntN(5) == 0 {
-					lid = lids[rng.IntN(len(lids))] // another revision with the same local id
-				} else {
+				if len(lids) > 0 && rng.IntN(5) == 0 && g.act(int(lids[len(lids)-1])) != nil {
+					lid = lids[len(lids)-1-rng.IntN(min(len(lids), 3))] // another revision with the same local id
+				}
+				if lid == 0 || g.act(int(lid)) == nil {
 					lid = g.newLid()
 					g.loc(int(lid)).rec = &record{}
 					lids = append(lids, lid)
@@ -62,28 +63,39 @@ func TestSessionChunks(t *testing.T) {
 				flat = slices.Insert(flat, i, e)
 			}
 			ops++
+			if s.dead != nil {
+				graves++
+			}
 			checkSession(t, g, s, flat, seed, step)
 		}
 	}
-	t.Logf("%d steps", ops)
+	if graves < ops/4 {
+		t.Fatalf("%d of %d steps with dead entries", graves, ops)
+	}
+	t.Logf("%d steps, %d with dead entries", ops, graves)
 }
 
 func checkSession(t *testing.T, g *genC, s *session, flat []sessionEntry, seed uint64, step int) {
 	t.Helper()
-	var got []sessionEntry
+	var got, live []sessionEntry
+	for _, e := range flat {
+		if g.act(int(e.lid)) != nil {
+			live = append(live, e)
+		}
+	}
 	for ci, c := range s.chunks {
 		if len(c) > entryChunk || (len(c) == 0 && len(s.chunks) > 1) {
 			t.Fatalf("seed %d step %d: chunk %d of %d holds %d", seed, step, ci, len(s.chunks), len(c))
 		}
 		got = append(got, c...)
 	}
-	if !slices.Equal(got, flat) || s.n != len(flat) {
+	if !slices.Equal(got, live) || s.n != len(flat) {
 		t.Fatalf("seed %d step %d: entries differ (%d, want %d)", seed, step, s.n, len(flat))
 	}
 	if len(flat) > 0 && (s.first() != flat[0] || s.last() != flat[len(flat)-1]) {
 		t.Fatalf("seed %d step %d: first or last differs", seed, step)
 	}
-	for _, e := range append(flat[max(0, len(flat)-3):], flat[:min(3, len(flat))]...) {
+	for _, e := range append(live[max(0, len(live)-3):], live[:min(3, len(live))]...) {
 		if got, _ := s.firstKey(e.lid); got != flat[slices.IndexFunc(flat, func(x sessionEntry) bool { return x.lid == e.lid })].key() {
 			t.Fatalf("seed %d step %d: firstKey(%d) = %v", seed, step, e.lid, got)
 		}
