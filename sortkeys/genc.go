@@ -57,14 +57,10 @@ type session struct {
 	// arrival order), at most entryChunk to a chunk, none empty unless it is the only one: a
 	// revision that does not come last moves the entries after it in its chunk, not in the whole
 	// session. dead holds the others (see bury). n counts the entries, dead ones included.
-	chunks   [][]sessionEntry
-	dead     *graves
-	n        int
-	arrivals uint32
-	// byLid, once made, holds the keys of every local id's entries: a delete finds the entry it
-	// removes, and where a local id first appears, by bisection instead of a scan.
-	byLid     map[int32]lidEntries
+	chunks    [][]sessionEntry
+	n         int
 	finalized bool
+	arrivals  uint32 // in finalized's padding
 	ts        jsNum
 	// groups are the indices in genC.groupList of the groupings that hold the session as a
 	// part, so that a delete finds them without reading every grouping.
@@ -76,6 +72,11 @@ type session struct {
 	own    unit
 	room   [sessionRoom]sessionEntry
 	chunk0 [1][]sessionEntry
+	// byLid, once made, holds the keys of every local id's entries: a delete finds the entry it
+	// removes, and where a local id first appears, by bisection instead of a scan. It and dead
+	// come last, away from the lines a revision reads.
+	byLid map[int32]lidEntries
+	dead  *graves
 }
 
 // part is one entry of a HowTo grouping's part list: a plain activity or a livestream session.
