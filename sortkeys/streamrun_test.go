@@ -197,6 +197,16 @@ func partLog(seed uint64, n int) []Event {
 		ms += rng.IntN(3)
 		a["timestamp"] = fmt.Sprintf("2025-01-01T00:%02d:%02d.%03dZ", ms/60000%60, ms/1000%60, ms%1000)
 	}
+	// userPart makes a the user's part, sent under cid.
+	userPart := func(a map[string]any, cid string) {
+		a["from"] = map[string]any{"id": "u-user", "role": "user"}
+		part(a)
+		if cd, ok := a["channelData"].(map[string]any); ok {
+			cd["clientActivityID"] = cid
+		} else {
+			a["channelData"] = map[string]any{"clientActivityID": cid}
+		}
+	}
 	var pending []string
 	for len(events) < n {
 		a := map[string]any{"type": "message", "text": "x", "from": map[string]any{"id": "bot", "role": "bot"}}
@@ -211,25 +221,13 @@ func partLog(seed uint64, n int) []Event {
 		case k < 18:
 			cid = fmt.Sprint("c", len(events))
 			pending = append(pending, cid)
-			a["from"] = map[string]any{"id": "u-user", "role": "user"}
-			part(a)
-			if cd, ok := a["channelData"].(map[string]any); ok {
-				cd["clientActivityID"] = cid
-			} else {
-				a["channelData"] = map[string]any{"clientActivityID": cid}
-			}
+			userPart(a, cid)
 			op, cid = OpPost, ""
 		case len(pending) > 0:
 			i := rng.IntN(len(pending))
 			cid = pending[i]
 			pending = slices.Delete(pending, i, i+1)
-			a["from"] = map[string]any{"id": "u-user", "role": "user"}
-			part(a)
-			if cd, ok := a["channelData"].(map[string]any); ok {
-				cd["clientActivityID"] = cid
-			} else {
-				a["channelData"] = map[string]any{"clientActivityID": cid}
-			}
+			userPart(a, cid)
 			op = OpFulfilled
 		default:
 			continue
