@@ -40,13 +40,16 @@ func typingLog(n int, starts bool) []Event {
 // 100k events: ns/event should stay roughly level from 10k to 100k.
 func BenchmarkReplayGenABShapes(b *testing.B) {
 	for _, c := range []struct {
-		name string
-		log  func(n int) []Event
+		name     string
+		log      func(n int) []Event
+		profiles []Profile
 	}{
-		{"typing-starts", func(n int) []Event { return typingLog(n, true) }},
-		{"typing-redelivered", func(n int) []Event { return typingLog(n, false) }},
+		{"typing-starts", func(n int) []Event { return typingLog(n, true) }, []Profile{GenA, GenB}},
+		{"typing-redelivered", func(n int) []Event { return typingLog(n, false) }, []Profile{GenA, GenB}},
+		// gen-a has no part groupings: only gen-b's are at stake.
+		{"part-updates", partUpdatesLog, []Profile{GenB}},
 	} {
-		for _, p := range []Profile{GenA, GenB} {
+		for _, p := range c.profiles {
 			for _, n := range []int{10_000, 100_000} {
 				b.Run(fmt.Sprintf("%s/%s/%dk", c.name, p, n/1000), func(b *testing.B) {
 					events := c.log(n)
