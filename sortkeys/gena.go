@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 
 	"github.com/directline-go/directline/activity"
@@ -47,7 +46,6 @@ type genAB struct {
 	byID     map[string][]*unit
 	byStream map[string][]*unit // gen-a: by streamKey; gen-b: by session id
 	finals   map[string]int     // gen-b: stored final activities per session
-	byPart   map[string][]*unit // gen-b: units with a part-of and a numeric position
 	// heads caches the first member (in list order) of each byStream group. The list never
 	// reorders the units it holds, so the head only changes when a member arrives before it or
 	// the head itself leaves.
@@ -63,9 +61,10 @@ type genAB struct {
 	// minRun is the shortest run worth caching: most streams' runs stay short, and walking those
 	// again costs less than keeping one for each.
 	minRun int
-	// parts caches, per gen-b part grouping, its byPart units in list order: insertionIndex
-	// bisects them instead of scanning. A grouping's new part usually lands after its others.
-	parts map[string]*partRun
+	// parts holds, per gen-b part grouping, its units with a part-of and a numeric position in
+	// list order, for insertionIndex to search instead of scanning the list. An update of one
+	// part among many takes it out and puts it back in O(log n).
+	parts map[string]*memberOrder
 	// stored, when not nil, is told of every activity entering or leaving the list.
 	stored  func(r *record, add bool)
 	nextLid int32
@@ -77,8 +76,8 @@ type genAB struct {
 
 func newGenAB(list unitList, genB bool) *genAB {
 	g := &genAB{genB: genB, list: list, byCid: map[string][]*unit{}, byID: map[string][]*unit{},
-		byStream: map[string][]*unit{}, finals: map[string]int{}, byPart: map[string][]*unit{},
-		heads: map[string]*unit{}, orders: map[string]*memberOrder{}, runs: map[string]*streamRun{}, parts: map[string]*partRun{}, minRun: 16}
+		byStream: map[string][]*unit{}, finals: map[string]int{}, heads: map[string]*unit{},
+		orders: map[string]*memberOrder{}, runs: map[string]*streamRun{}, parts: map[string]*memberOrder{}, minRun: 16}
 	g.beforeAfter = g.findBeforeAfter
 	g.insertAt = g.insertionIndex
 	return g
@@ -175,7 +174,6 @@ func (g *genAB) index(u *unit, add bool) {
 			}
 		}
 		if r.ab.hasPartOf && r.ab.hasPos {
-			op(g.byPart, r.ab.partOf, u)
 			g.updateParts(r.ab.partOf, u, add)
 		}
 	} else if r.ab.streamKey != "" {
@@ -451,19 +449,13 @@ func (g *genAB) insertionIndex(r *record) int {
 	if !g.genB || !r.ab.hasPartOf || !r.ab.hasPos {
 		return g.list.FirstSeqAbove(key, 0)
 	}
-	best := g.list.Len()
-	parts := g.partsOf(r.ab.partOf)
+	parts := g.parts[r.ab.partOf]
 	if parts == nil {
 		return g.list.FirstSeqAbove(key, 0)
 	}
-	// The first part with a higher position: the first whose running maximum is higher.
-	if i, _ := slices.BinarySearchFunc(parts.max, r.ab.pos, func(m, p float64) int {
-		if m > p {
-			return 1
-		}
-		return -1
-	}); i < len(parts.units) {
-		best = g.list.Index(parts.units[i])
+	best := g.list.Len()
+	if u := parts.firstPosAbove(r.ab.pos); u != nil {
+		best = g.list.Index(u)
 	}
 	// Before best, the grouping's parts are passed over whatever their sequence ids.
 	for from := 0; from < best; {
@@ -474,85 +466,28 @@ func (g *genAB) insertionIndex(r *record) int {
 		if x := g.list.At(i); !x.rec.ab.hasPartOf || !x.rec.ab.hasPos || x.rec.ab.partOf != r.ab.partOf {
 			return i
 		}
-		from = g.partsEnd(parts, i)
+		from = parts.stretchEnd(g.list, i)
 	}
 	return best
 }
 
-// A partRun is a gen-b part grouping's byPart units in list order, with max[i] the highest
-// position among units[:i+1] (NaN, never higher, left out).
-type partRun struct {
-	units []*unit
-	max   []float64
-}
-
-func (p *partRun) push(u *unit) {
-	m := math.Inf(-1)
-	if n := len(p.max); n > 0 {
-		m = p.max[n-1]
-	}
-	if pos := u.rec.ab.pos; pos > m {
-		m = pos
-	}
-	p.units = append(p.units, u)
-	p.max = append(p.max, m)
-}
-
-// partsOf returns grouping key's partRun, building it from byPart when it is not cached; nil
-// when the grouping has no units.
-func (g *genAB) partsOf(key string) *partRun {
-	if p := g.parts[key]; p != nil {
-		return p
-	}
-	units := g.byPart[key]
-	if len(units) == 0 {
-		return nil
-	}
-	type at struct {
-		u *unit
-		i int
-	}
-	sorted := make([]at, len(units))
-	for k, u := range units {
-		sorted[k] = at{u, g.list.Index(u)}
-	}
-	slices.SortFunc(sorted, func(a, b at) int { return a.i - b.i })
-	p := &partRun{}
-	for _, a := range sorted {
-		p.push(a.u)
-	}
-	g.parts[key] = p
-	return p
-}
-
-// partsEnd returns the index right after the stretch of consecutive units of parts that begins
-// with the one at index i. The list never reorders the units it holds, so along parts,
-// Index(units[t]) - t never falls, and it stays level exactly over such a stretch.
-func (g *genAB) partsEnd(parts *partRun, i int) int {
-	us := parts.units
-	q := sort.Search(len(us), func(t int) bool { return g.list.Index(us[t]) >= i })
-	e := sort.Search(len(us)-q, func(d int) bool { return g.list.Index(us[q+d])-(q+d) > i-q })
-	return i + e
-}
-
-// updateParts keeps grouping key's cached partRun in step with u joining (add) or leaving it:
-// u extends it when it lands after the others, leaves it from its end, and otherwise the run is
-// dropped for partsOf to rebuild.
+// updateParts adds u to grouping key's parts or takes it out, dropping the order of a grouping
+// left with none.
 func (g *genAB) updateParts(key string, u *unit, add bool) {
 	p := g.parts[key]
-	if p == nil {
+	if add {
+		if p == nil {
+			p = &memberOrder{}
+			g.parts[key] = p
+		}
+		p.insert(g.list, u)
 		return
 	}
-	n := len(p.units)
-	switch {
-	case add && g.list.Index(u) > g.list.Index(p.units[n-1]):
-		p.push(u)
-		return
-	case !add && u == p.units[n-1] && n > 1:
-		p.units, p.max = p.units[:n-1], p.max[:n-1]
+	if p.len() == 1 {
+		delete(g.parts, key)
 		return
 	}
-	delete(g.parts, key)
+	p.remove(g.list, u)
 }
 
 func (g *genAB) incoming(r *record) {
