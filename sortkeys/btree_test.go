@@ -2,14 +2,16 @@ package sortkeys
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 )
 
 // TestBtreeListMatchesSliceList drives the B-tree and the linear reference with the same random
-// insertions, removals, in-place key changes (Refresh), repositions and searches, over enough
-// units for three levels of nodes, and requires the same answers throughout. A reposition that
-// the B-tree settles from the unit's own path (staysPut) must be one the reference leaves in place.
+// insertions, removals, in-place key changes (Refresh), repositions, quiet marks (single units
+// and runs of up to 300) and searches, over enough units for three levels of nodes, and requires
+// the same answers throughout. A reposition that the B-tree settles from the unit's own path
+// (staysPut) must be one the reference leaves in place.
 func TestBtreeListMatchesSliceList(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 7))
@@ -30,7 +32,7 @@ func TestBtreeListMatchesSliceList(t *testing.T) {
 		var in []*unit
 		stays := 0
 		for op := 0; op < 12000; op++ {
-			switch k := rng.IntN(20); {
+			switch k := rng.IntN(23); {
 			case k < 11 || len(in) < 10:
 				u := &unit{}
 				randomize(u)
@@ -63,9 +65,12 @@ func TestBtreeListMatchesSliceList(t *testing.T) {
 				u := in[rng.IntN(len(in))]
 				randomize(u)
 				fast.Refresh(u)
-			default:
-				// Half the repositions keep the unit's keys, as most revisions in a replay do.
+			case k < 20:
+				// Half the repositions keep the unit's keys, as most revisions in a replay do. A
+				// quiet unit is marked loud first, as in a replay.
 				u := in[rng.IntN(len(in))]
+				fast.Quiet(u, false)
+				ref.Quiet(u, false)
 				changed := rng.IntN(2) == 0
 				if changed {
 					randomize(u)
@@ -79,6 +84,17 @@ func TestBtreeListMatchesSliceList(t *testing.T) {
 				}
 				fast.Reposition(u, changed)
 				ref.Reposition(u, changed)
+			case k < 22:
+				u, quiet := in[rng.IntN(len(in))], rng.IntN(3) > 0
+				fast.Quiet(u, quiet)
+				ref.Quiet(u, quiet)
+			default:
+				quiet := rng.IntN(4) > 0
+				from := rng.IntN(ref.Len())
+				for i := from; i < min(ref.Len(), from+rng.IntN(300)); i++ {
+					fast.Quiet(ref.At(i), quiet)
+					ref.Quiet(ref.At(i), quiet)
+				}
 			}
 			if fast.Len() != ref.Len() {
 				t.Fatalf("seed %d op %d: Len %d, want %d", seed, op, fast.Len(), ref.Len())
@@ -98,8 +114,15 @@ func TestBtreeListMatchesSliceList(t *testing.T) {
 					t.Fatalf("seed %d op %d: At/Index disagree at %d", seed, op, i)
 				}
 			}
+			for range 4 {
+				i := rng.IntN(ref.Len() + 1)
+				if got, want := fast.LoudBefore(i), ref.LoudBefore(i); got != want {
+					t.Fatalf("seed %d op %d: LoudBefore(%d) %d, want %d", seed, op, i, got, want)
+				}
+			}
 			if op%10 == 0 {
 				checkMaxima(t, fast.root)
+				checkQuiet(t, fast.root)
 			}
 			if op%1000 == 999 {
 				i := 0
@@ -212,5 +235,35 @@ func checkMaxima(t *testing.T, nd *bnode) {
 			t.Fatalf("kid %d does not point back to its parent and entry", j)
 		}
 		checkMaxima(t, nd.kids[j])
+	}
+}
+
+// checkQuiet requires every node to count the quiet units under it, and every mask bit to be set
+// exactly for a quiet unit (leaf) or a kid of quiet units only (inner node): LoudBefore skips by
+// the bits, and Quiet and Remove keep them from the counts.
+func checkQuiet(t *testing.T, nd *bnode) {
+	t.Helper()
+	if nd == nil {
+		return
+	}
+	if nd.mask&^below(nd.n) != 0 {
+		t.Fatalf("mask %b has bits from entry %d on", nd.mask, nd.n)
+	}
+	if nd.leaf {
+		if q := bits.OnesCount64(nd.mask); int(nd.quiet) != q {
+			t.Fatalf("leaf counts %d quiet units, its mask %d", nd.quiet, q)
+		}
+		return
+	}
+	q := int32(0)
+	for j, k := range nd.kids[:nd.n] {
+		checkQuiet(t, k)
+		q += k.quiet
+		if all := int(k.quiet) == nd.cnt[j]; all != (nd.mask>>j&1 != 0) {
+			t.Fatalf("entry %d: kid has %d quiet of %d units, bit %v", j, k.quiet, nd.cnt[j], !all)
+		}
+	}
+	if q != nd.quiet {
+		t.Fatalf("node counts %d quiet units, its kids %d", nd.quiet, q)
 	}
 }

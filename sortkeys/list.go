@@ -2,6 +2,7 @@ package sortkeys
 
 import (
 	"math"
+	"math/bits"
 	"unsafe"
 )
 
@@ -54,7 +55,7 @@ type unitList interface {
 	Refresh(u *unit)
 	// Reposition moves u, which is in the list and whose ts or lts may have changed in place, to
 	// where Remove(u) followed by InsertOrdered(u) puts it. changed false says that u's keys are
-	// those the list last saw (no Refresh is due).
+	// those the list last saw (no Refresh is due). u must not be marked quiet.
 	Reposition(u *unit, changed bool)
 	// InsertOrdered inserts u before the first unit X with compare(X, u) > 0 (gen-c comparator,
 	// WEBCHAT-ORDERING §4.3 step 5), or at the end when there is none.
@@ -63,6 +64,11 @@ type unitList interface {
 	FirstSeqAbove(v float64, from int) int
 	// At is the unit at index i (0 ≤ i < Len()).
 	At(i int) *unit
+	// Quiet marks u, if it is in the list, as a unit that shows nothing (quiet) or not; units
+	// enter unmarked, and a unit that leaves loses its mark.
+	Quiet(u *unit, quiet bool)
+	// LoudBefore is the index of the last unmarked unit before index i, or -1.
+	LoudBefore(i int) int
 	// Each visits the units in order until f returns false.
 	Each(f func(*unit) bool)
 }
@@ -87,7 +93,9 @@ func greater(x, q *unit) bool {
 // million units, scanning small arrays at each level instead of chasing a pointer per level as a
 // binary tree does: a million-unit list is far larger than the cache, and the arrays keep each
 // level's work in a few cache lines. Nodes that removals leave underfull are not merged (a
-// replay deletes little); empty ones are dropped.
+// replay deletes little); empty ones are dropped. Units marked quiet (Quiet) are counted per
+// node, and a bit per entry says which are quiet or hold only quiet units, so that LoudBefore
+// skips a run of them a node at a time.
 type btreeList struct {
 	root *bnode
 	size int
@@ -105,8 +113,13 @@ type bnode struct {
 	n      int
 	// slot is the entry of parent holding the node: walks up the tree read it instead of
 	// scanning the parent's kids.
-	slot  int
-	leaf  bool
+	slot int
+	leaf bool
+	// quiet is the number of quiet units under the node. Bit j of mask is set when entry j is a
+	// quiet unit (leaf) or its kid holds quiet units only (inner node); bits from n on are clear.
+	// A replay rarely has quiet units: while mask is 0 the shifts that keep it skip it.
+	quiet int32
+	mask  uint64
 	units [bmax]*unit
 	kids  [bmax]*bnode
 	cnt   [bmax]int
@@ -204,6 +217,9 @@ func prefetchLeaf(u *unit) {
 
 // openAt shifts entries j… of nd one place right.
 func (nd *bnode) openAt(j int) {
+	if nd.mask != 0 {
+		nd.mask = nd.mask&below(j) | nd.mask&^below(j)<<1
+	}
 	if j == nd.n {
 		nd.n++ // an append shifts nothing
 		return
@@ -226,6 +242,9 @@ func (nd *bnode) openAt(j int) {
 
 // closeAt removes entry j of nd.
 func (nd *bnode) closeAt(j int) {
+	if nd.mask != 0 {
+		nd.mask = nd.mask&below(j) | nd.mask>>1&^below(j)
+	}
 	if nd.leaf {
 		copy(nd.units[j:], nd.units[j+1:nd.n])
 		nd.units[nd.n-1] = nil
@@ -267,6 +286,11 @@ func (p *bnode) splitKid(j, h int) {
 	copy(s.ltsAll[:], c.ltsAll[h:c.n])
 	copy(s.seq[:], c.seq[h:c.n])
 	c.n = h
+	if c.quiet != 0 {
+		s.mask, c.mask = c.mask>>h, c.mask&below(h)
+		s.quiet = s.quietUnder()
+		c.quiet -= s.quiet
+	}
 	p.openAt(j + 1)
 	p.kids[j+1] = s
 	s.slot = j + 1
@@ -276,6 +300,32 @@ func (p *bnode) splitKid(j, h int) {
 	a, n = s.summary()
 	p.set(j+1, a)
 	p.cnt[j+1] = n
+	p.markKid(j)
+	p.markKid(j + 1)
+}
+
+// below is the mask of entries 0 to j-1.
+func below(j int) uint64 { return 1<<j - 1 }
+
+// quietUnder counts the quiet units under nd from its entries.
+func (nd *bnode) quietUnder() int32 {
+	if nd.leaf {
+		return int32(bits.OnesCount64(nd.mask))
+	}
+	var q int32
+	for _, k := range nd.kids[:nd.n] {
+		q += k.quiet
+	}
+	return q
+}
+
+// markKid sets bit j of the inner node nd's mask when kid j holds quiet units only.
+func (nd *bnode) markKid(j int) {
+	if int(nd.kids[j].quiet) == nd.cnt[j] {
+		nd.mask |= 1 << j
+	} else {
+		nd.mask &^= 1 << j
+	}
 }
 
 func newBtreeList() *btreeList { return &btreeList{} }
@@ -383,11 +433,12 @@ func (t *btreeList) growRoot(atEnd bool) {
 	if t.root.n < bmax {
 		return
 	}
-	r := &bnode{n: 1}
+	r := &bnode{n: 1, quiet: t.root.quiet}
 	r.kids[0] = t.root
 	a, n := t.root.summary()
 	r.set(0, a)
 	r.cnt[0] = n
+	r.markKid(0)
 	t.root.parent, t.root.slot = r, 0
 	t.root = r
 	h := bmax / 2
@@ -400,6 +451,7 @@ func (t *btreeList) growRoot(atEnd bool) {
 // grow counts a unit with keys a into entry j of the inner node nd.
 func (nd *bnode) grow(j int, a aggs) {
 	nd.cnt[j]++
+	nd.mask &^= 1 << j // units enter unmarked
 	nd.ts[j] = max(nd.ts[j], a.ts)
 	nd.ltsUndef[j] = max(nd.ltsUndef[j], a.ltsUndef)
 	nd.ltsAll[j] = max(nd.ltsAll[j], a.ltsAll)
@@ -421,7 +473,12 @@ func (t *btreeList) Remove(u *unit) {
 	i := unitSlot(u)
 	// gone is the entry that left nd: nd's maxima can only drop where gone held one.
 	gone := nd.get(i)
+	var q int32 // 1: u was quiet
+	if nd.mask>>i&1 != 0 {
+		q = 1
+	}
 	nd.closeAt(i)
+	nd.quiet -= q
 	u.leaf = nil
 	t.size--
 	keys := true
@@ -429,6 +486,10 @@ func (t *btreeList) Remove(u *unit) {
 		p := nd.parent
 		j := nd.slot
 		p.cnt[j]--
+		p.quiet -= q
+		if nd.quiet != 0 { // else the bit is clear and stays so
+			p.markKid(j)
+		}
 		switch {
 		case nd.n == 0:
 			gone = p.get(j)
@@ -457,15 +518,75 @@ func (t *btreeList) Remove(u *unit) {
 	}
 }
 
-func (t *btreeList) Index(u *unit) int {
-	i := unitSlot(u)
-	for nd := u.leaf; nd.parent != nil; nd = nd.parent {
+func (t *btreeList) Index(u *unit) int { return indexOf(u.leaf, unitSlot(u)) }
+
+// indexOf is the index of entry i of the leaf nd.
+func indexOf(nd *bnode, i int) int {
+	for ; nd.parent != nil; nd = nd.parent {
 		p := nd.parent
 		for j := 0; j < nd.slot; j++ {
 			i += p.cnt[j]
 		}
 	}
 	return i
+}
+
+// Quiet sets u's bit in its leaf and counts the change into the nodes above, whose bits for the
+// path are then rechecked: O(height).
+func (t *btreeList) Quiet(u *unit, quiet bool) {
+	nd := u.leaf
+	if nd == nil {
+		return
+	}
+	i := unitSlot(u)
+	if (nd.mask>>i&1 != 0) == quiet {
+		return
+	}
+	nd.mask ^= 1 << i
+	d := int32(-1)
+	if quiet {
+		d = 1
+	}
+	nd.quiet += d
+	for ; nd.parent != nil; nd = nd.parent {
+		nd.parent.quiet += d
+		nd.parent.markKid(nd.slot)
+	}
+}
+
+// LoudBefore climbs from the leaf entry of index i-1 to the first node with an unmarked entry
+// before the path (a loud unit, or a kid not all quiet), then descends through the last such
+// entries: two walks over the height, each a bit search in one word per node.
+func (t *btreeList) LoudBefore(i int) int {
+	if i <= 0 {
+		return -1
+	}
+	i--
+	nd := t.root
+	for !nd.leaf {
+		j := 0
+		for i >= nd.cnt[j] {
+			i -= nd.cnt[j]
+			j++
+		}
+		nd = nd.kids[j]
+	}
+	j := i + 1 // entries before j are candidates
+	for {
+		if m := ^nd.mask & below(j); m != 0 {
+			j = bits.Len64(m) - 1
+			break
+		}
+		if nd.parent == nil {
+			return -1
+		}
+		j, nd = nd.slot, nd.parent
+	}
+	for !nd.leaf {
+		nd = nd.kids[j]
+		j = bits.Len64(^nd.mask&below(nd.n)) - 1
+	}
+	return indexOf(nd, j)
 }
 
 // Refresh rewrites u's keys in its leaf and the maxima above it, stopping at the first level where

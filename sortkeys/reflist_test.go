@@ -8,7 +8,10 @@ import (
 
 // sliceList is the straightforward reference for unitList: a slice, linear scans, and Web Chat's
 // comparator evaluated directly on every unit.
-type sliceList struct{ units []*unit }
+type sliceList struct {
+	units []*unit
+	quiet map[*unit]bool
+}
 
 func (s *sliceList) Len() int { return len(s.units) }
 
@@ -21,6 +24,23 @@ func (s *sliceList) Insert(u *unit, i int) {
 func (s *sliceList) Remove(u *unit) {
 	i := s.Index(u)
 	s.units = append(s.units[:i], s.units[i+1:]...)
+	delete(s.quiet, u)
+}
+
+func (s *sliceList) Quiet(u *unit, quiet bool) {
+	if !slices.Contains(s.units, u) {
+		return
+	}
+	if s.quiet == nil {
+		s.quiet = map[*unit]bool{}
+	}
+	s.quiet[u] = quiet
+}
+
+func (s *sliceList) LoudBefore(i int) int {
+	for i--; i >= 0 && s.quiet[s.units[i]]; i-- {
+	}
+	return i
 }
 
 func (s *sliceList) Index(u *unit) int {
