@@ -93,8 +93,12 @@ type part struct {
 
 type grouping struct {
 	// id is the grouping's id, the copy groupIDs keeps; idx its index in genC.groupList.
-	id    string
-	idx   int
+	id  string
+	idx int32
+	// loud counts the parts that show something: plain ones (a deleted activity's part leaves)
+	// and sessions with live entries. At 0 the grouping's unit is quiet in the main list. It
+	// and idx share eight bytes: a million-event replay makes tens of thousands of groupings.
+	loud  int32
 	parts partList
 	ts    jsNum
 	// u is the grouping's main-list unit once it has one: own, kept inside the grouping.
@@ -139,10 +143,16 @@ type genC struct {
 	units        arena[unit]
 	sessionArena arena[session]
 	partNodes    partNodes
+	// loudBefore is the index of the last main-list unit before index i that shows something, or
+	// -1: the list's LoudBefore over the units marked quiet (sessionTurned, and a grouping whose
+	// loud count falls to 0). The reference replay steps back unit by unit instead. Last: a
+	// replay reads it for deletes next to quiet units only.
+	loudBefore func(i int) int
 }
 
 func newGenC(list unitList) *genC {
-	return &genC{list: list, nLocals: 1, locals: [][]local{make([]local, localChunk)}, idMap: newIDTable(), cidMap: newIDTable(),
+	return &genC{list: list, loudBefore: list.LoudBefore,
+		nLocals: 1, locals: [][]local{make([]local, localChunk)}, idMap: newIDTable(), cidMap: newIDTable(),
 		sessionIDs: newIDTable(), sessionList: make([]*session, 1), groupIDs: newIDTable(), groupList: make([]*grouping, 1),
 		ghosts:   map[int][]*record{},
 		partMemo: map[uint64]partResult{}, memoSeed: maphash.MakeSeed(), links: make([]link, 1)}
@@ -414,7 +424,11 @@ func (g *genC) upsert(r *record) {
 			s.sid = g.sessionIDs.set(ls.SessionID, s.idx)
 		}
 		sid := s.sid
+		wasQuiet := !first && !s.live()
 		s.insert(sessionEntry{lid: r.lid, ts: r.ts(), seq: ls.Sequence})
+		if wasQuiet {
+			g.sessionTurned(s, false)
+		}
 		s.finalized = ls.Kind == activity.LivestreamFinal
 		if s.finalized || first {
 			s.ts = r.ts()
@@ -426,9 +440,9 @@ func (g *genC) upsert(r *record) {
 	if gid, pos, ok := g.partGrouping(r); ok {
 		gr = g.grouping(gid)
 		if gr == nil {
-			gr = &grouping{idx: len(g.groupList)}
+			gr = &grouping{idx: int32(len(g.groupList))}
 			g.groupList = append(g.groupList, gr)
-			gr.id = g.groupIDs.set(gid, gr.idx)
+			gr.id = g.groupIDs.set(gid, int(gr.idx))
 		} else if gr.u != nil {
 			prefetchLeaf(gr.u) // repositioned at the end
 		}
@@ -440,7 +454,7 @@ func (g *genC) upsert(r *record) {
 		// Only a session or local id linked to the grouping can be among its parts: a new
 		// part needs no lookup.
 		var existing *partNode
-		if (isLS && g.inGrouping(s, int32(gr.idx))) || (!isLS && g.isLinked(r.lid, lc, gr.idx, true)) {
+		if (isLS && g.inGrouping(s, gr.idx)) || (!isLS && g.isLinked(r.lid, lc, int(gr.idx), true)) {
 			existing = gr.parts.find(np.key())
 		}
 		switch {
@@ -451,6 +465,12 @@ func (g *genC) upsert(r *record) {
 			}
 			gr.parts.insert(at, g.partNodes.alloc(np))
 			gr.ts = foldTimestamp(gr.ts, np.ts) // one more part: the maximum only grows
+			// A new part shows its revision; an existing one already counted, a session part
+			// when its session turned loud above.
+			gr.loud++
+			if gr.loud == 1 && gr.u != nil {
+				g.list.Quiet(gr.u, false)
+			}
 		case pos == nil:
 			existing.p = np
 			gr.parts.changed(existing)
@@ -464,9 +484,9 @@ func (g *genC) upsert(r *record) {
 			gr.ts = gr.parts.ts()
 		}
 		if !isLS {
-			g.addLink(r.lid, lc, gr.idx, true)
+			g.addLink(r.lid, lc, int(gr.idx), true)
 		} else if existing == nil {
-			g.addGrouping(s, int32(gr.idx))
+			g.addGrouping(s, gr.idx)
 		}
 		kind, ts = unitGrouping, gr.ts
 		r.unitPrefix, r.unitKey = unitHowTo, gid
@@ -809,11 +829,15 @@ func (g *genC) delete(id string) {
 			continue
 		}
 		gr.parts.remove(pn)
+		gr.loud--
 		if gr.parts.len() > 0 {
 			gr.ts = gr.parts.ts()
 			if u := gr.u; u != nil {
 				u.ts = gr.ts
 				g.list.Refresh(u)
+				if gr.loud == 0 {
+					g.list.Quiet(u, true)
+				}
 			}
 		} else {
 			g.groupList[gr.idx] = nil
@@ -828,8 +852,12 @@ func (g *genC) delete(id string) {
 			continue
 		}
 		sid := s.sid
+		wasLive := s.live()
 		if !s.bury(int32(lid)) {
 			continue
+		}
+		if wasLive && !s.live() {
+			g.sessionTurned(s, true)
 		}
 		if s.n > 0 {
 			last := s.last()
@@ -865,6 +893,29 @@ func (g *genC) delete(id string) {
 	if u := g.loc(lid).plain; u != nil {
 		g.list.Remove(u)
 		g.loc(lid).plain = nil
+	}
+}
+
+// live says whether session s has an entry of a live local id, which each() shows: the chunks
+// hold those only, and are never empty unless there is one.
+func (s *session) live() bool { return len(s.chunks[0]) > 0 }
+
+// sessionTurned marks, once session s has just turned quiet (its last live entry gone) or loud
+// again (a revision after that), its own unit, and the units of the groupings that hold it
+// where it was or becomes the only part to show something.
+func (g *genC) sessionTurned(s *session, quiet bool) {
+	if s.u != nil {
+		g.list.Quiet(s.u, quiet)
+	}
+	d := int32(1)
+	if quiet {
+		d = -1
+	}
+	for _, gr := range g.groupsWithSession(s) {
+		gr.loud += d
+		if gr.u != nil {
+			g.list.Quiet(gr.u, gr.loud == 0)
+		}
 	}
 }
 
@@ -1001,12 +1052,10 @@ func (g *genC) emittedBefore(at appearance) (*record, appearance, bool) {
 	if r, a, ok := g.lastIn(at.unit, at.part, at.entry); ok {
 		return r, a, true
 	}
-	// Units that emit nothing (a grouping whose parts are gone, say) are rare: stepping over
-	// them one by one is cheap.
-	for ui := at.unit - 1; ui >= 0; ui-- {
-		if r, a, ok := g.lastIn(ui, math.MaxInt, endKey); ok {
-			return r, a, true
-		}
+	// Units before at that show nothing (sessions whose entries are all of deleted activities,
+	// groupings of such sessions) can run long: the list skips them.
+	if ui := g.loudBefore(at.unit); ui >= 0 {
+		return g.lastIn(ui, math.MaxInt, endKey)
 	}
 	return nil, appearance{}, false
 }

@@ -65,7 +65,7 @@ func TestDeleteAnchor(t *testing.T) {
 							for _, si := range g.linked(lid, false) {
 								if s := g.sessionList[si]; s != nil {
 									got, want := g.groupsWithSession(s), literalGroupsWithSession(g, s)
-									slices.SortFunc(got, func(a, b *grouping) int { return a.idx - b.idx })
+									slices.SortFunc(got, func(a, b *grouping) int { return int(a.idx - b.idx) })
 									if !slices.Equal(got, want) {
 										t.Fatalf("%s: groupings of session %s differ", where, s.sid)
 									}

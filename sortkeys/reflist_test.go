@@ -2,6 +2,7 @@ package sortkeys
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 )
@@ -89,15 +90,32 @@ func (s *sliceList) Each(f func(*unit) bool) {
 	}
 }
 
-// newReference replays with the slice list and, for gen-a and gen-b, literal scans in place of the
-// indexed neighbour and insertion searches.
+// newReference replays with the slice list and literal scans in place of the indexed searches:
+// for gen-a and gen-b the neighbour and insertion searches, for gen-c the search for a unit that
+// shows something.
 func newReference(opts Options) *Replay {
 	r := newReplayWith(opts, func() unitList { return &sliceList{} })
-	if g, ok := r.st.eng.(*genAB); ok {
+	switch g := r.st.eng.(type) {
+	case *genAB:
 		g.beforeAfter = literalBeforeAfter(g.list)
 		g.insertAt = literalInsertAt(g.list, g.genB)
+	case *genC:
+		g.loudBefore = literalLoudBefore(g)
 	}
 	return r
+}
+
+// literalLoudBefore is how emittedBefore stepped back before the list kept quiet units: unit by
+// unit, asking each for the last record it emits.
+func literalLoudBefore(g *genC) func(int) int {
+	return func(i int) int {
+		for i--; i >= 0; i-- {
+			if _, _, ok := g.lastIn(i, math.MaxInt, endKey); ok {
+				break
+			}
+		}
+		return i
+	}
 }
 
 // literalBeforeAfter is findBeforeAfter.ts over the whole list.
