@@ -2,6 +2,7 @@ package findings
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/directline-go/directline/sortkeys"
@@ -111,6 +112,62 @@ func BenchmarkCheckShapes(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					Check(evs, Options{UserID: userID})
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/(float64(b.N)*float64(n)), "ns/event")
+			})
+		}
+	}
+}
+
+// quotedLogs generate n events where the findings of every event after the first quote one string
+// of n/4 bytes from the first: formatting each finding would copy it once per event.
+var quotedLogs = []struct {
+	name string
+	gen  func(n int) []sortkeys.Event
+}{
+	// Every message reuses the sequence id of the first, which has a long id (DL013).
+	{"seq-owner-long-id", func(n int) []sortkeys.Event {
+		evs := make([]sortkeys.Event, n)
+		evs[0] = shapeBot(0, longName(n/4), "x", `,"channelData":{"webchat:sequence-id":1}`)
+		for i := 1; i < n; i++ {
+			evs[i] = shapeBot(i, fmt.Sprintf("a%d", i), "x", `,"channelData":{"webchat:sequence-id":1}`)
+		}
+		return evs
+	}},
+	// A post with a long clientActivityID, never echoed, then user messages of its text without
+	// one (DL030's suspects).
+	{"suspects-long-cid", func(n int) []sortkeys.Event {
+		evs := make([]sortkeys.Event, n)
+		evs[0] = posted(fmt.Sprintf(`{"type":"message","localTimestamp":%q,"from":{"id":%q,"role":"user"},"text":"hi","channelData":{"clientActivityID":%q}}`, shapeTS(0), userID, longName(n/4)))
+		for i := 1; i < n; i++ {
+			evs[i] = shapeUser(i, userID, "hi")
+		}
+		return evs
+	}},
+	// A post with a long localTimestamp, then echoes without an id that change it (DL021).
+	{"echoes-long-localts", func(n int) []sortkeys.Event {
+		evs := make([]sortkeys.Event, n)
+		evs[0] = posted(fmt.Sprintf(`{"type":"message","localTimestamp":%q,"from":{"id":%q,"role":"user"},"text":"hi","channelData":{"clientActivityID":"c0"}}`, longName(n/4), userID))
+		for i := 1; i < n; i++ {
+			evs[i] = in(fmt.Sprintf(`{"type":"message","timestamp":%q,"localTimestamp":%q,"from":{"id":%q,"role":"user"},"text":"hi","channelData":{"clientActivityID":"c0"}}`, shapeTS(i), shapeTS(i), userID))
+		}
+		return evs
+	}},
+}
+
+// longName is a name of n bytes.
+func longName(n int) string { return "L" + strings.Repeat("x", n-1) }
+
+// BenchmarkCheckQuotedShapes checks logs of each quoted shape at 10k and 100k events, keeping 50
+// findings per rule as sortcheck does. ns/event must stay about level from 10k to 100k.
+func BenchmarkCheckQuotedShapes(b *testing.B) {
+	for _, shape := range quotedLogs {
+		for _, n := range []int{10_000, 100_000} {
+			evs := shape.gen(n)
+			b.Run(fmt.Sprintf("%s/%dk", shape.name, n/1000), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					Check(evs, Options{UserID: userID, MaxPerRule: 50})
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/(float64(b.N)*float64(n)), "ns/event")
 			})

@@ -184,13 +184,13 @@ type delivered struct {
 const typeInvoke = "invoke"
 
 // suspect is a delivered activity that looks like the echo of a pending post without carrying
-// its clientActivityID: rule is reported with msg once the log has ended, if post was never
-// echoed.
+// its clientActivityID: rule is reported with the message format and args once the log has
+// ended, if post was never echoed.
 type suspect struct {
-	index     int
-	name, msg string
-	rule      string
-	post      *post
+	index              int
+	name, rule, format string
+	args               []any
+	post               *post
 }
 
 // reply is a delivered activity with a replyToId, for ReplyToUnknown once the log has ended.
@@ -217,13 +217,15 @@ type post struct {
 type session struct {
 	finalized bool
 	partOf    string
+	// howTo is howTo(partOf), kept as each later revision compares with partOf, which may be long.
+	howTo bool
 	// startTS is the timestamp string of the session's first revision.
 	startTS string
 }
 
 type checker struct {
 	opts     Options
-	findings []Finding
+	findings []finding
 	// reported marks (rule, event index) pairs already reported, so one event never repeats a rule.
 	reported map[[2]int]bool
 	ruleIdx  map[string]int
@@ -282,14 +284,26 @@ func newChecker(opts Options, events []sortkeys.Event) *checker {
 	return c
 }
 
-func (c *checker) add(rule string, index int, name, msg string) {
+// finding is a Finding whose Message is format with args, formatted only if the report lists it:
+// beyond MaxPerRule most findings of a long log are only counted, and a message may quote another
+// activity's id or value, which formatting every finding would copy once per finding.
+type finding struct {
+	Finding
+	format string
+	args   []any
+}
+
+func (c *checker) add(rule string, index int, name, msg string) { c.addf(rule, index, name, "%s", msg) }
+
+func (c *checker) addf(rule string, index int, name, format string, args ...any) {
 	key := [2]int{c.ruleIdx[rule], index}
 	if c.reported[key] {
 		return
 	}
 	c.reported[key] = true
-	c.findings = append(c.findings, Finding{
-		Rule: rule, Severity: Rules[c.ruleIdx[rule]].Severity, Index: index, ActivityID: name, Message: msg,
+	c.findings = append(c.findings, finding{
+		Finding: Finding{Rule: rule, Severity: Rules[c.ruleIdx[rule]].Severity, Index: index, ActivityID: name},
+		format:  format, args: args,
 	})
 }
 
@@ -325,7 +339,7 @@ func (c *checker) event(i int, ev sortkeys.Event) {
 			return
 		}
 		if a.clientID != "" && a.clientID != cid {
-			c.add(EchoClientActivityIDChanged, i, a.name(), fmt.Sprintf("the fulfilled event completes the post with clientActivityID %q, but its echo carries %q: Web Chat would not take it for that post's echo", cid, a.clientID))
+			c.addf(EchoClientActivityIDChanged, i, a.name(), "the fulfilled event completes the post with clientActivityID %q, but its echo carries %q: Web Chat would not take it for that post's echo", cid, a.clientID)
 		}
 		if p == nil {
 			p = &post{index: -1}
@@ -406,7 +420,7 @@ func (c *checker) deliver(i int, a *act, echoOf *post) {
 			case a.role != "channel":
 				why = "from.role " + string(a.from.role)
 			}
-			c.add(EchoNotFromUser, i, name, fmt.Sprintf("carries the clientActivityID %q of a pending post, but Web Chat takes it for a %s's activity: %s", a.clientID, a.role, why))
+			c.addf(EchoNotFromUser, i, name, "carries the clientActivityID %q of a pending post, but Web Chat takes it for a %s's activity: %s", a.clientID, a.role, why)
 		}
 	}
 	if echoOf == nil && a.role == activity.RoleUser {
@@ -419,12 +433,12 @@ func (c *checker) deliver(i int, a *act, echoOf *post) {
 		case a.clientID == "":
 			if p := c.pendingWithText(a); p != nil {
 				c.suspects = append(c.suspects, suspect{index: i, name: name, rule: EchoWithoutClientActivityID, post: p,
-					msg: fmt.Sprintf("looks like the echo of the post with clientActivityID %q (same text), which is never echoed, but has no channelData.clientActivityID", p.cid)})
+					format: "looks like the echo of the post with clientActivityID %q (same text), which is never echoed, but has no channelData.clientActivityID", args: []any{p.cid}})
 			}
 		case p == nil:
 			if p := c.pendingWithText(a); p != nil {
 				c.suspects = append(c.suspects, suspect{index: i, name: name, rule: EchoClientActivityIDChanged, post: p,
-					msg: fmt.Sprintf("looks like the echo of the post with clientActivityID %q (same text), which is never echoed, but carries %q; Web Chat matches it exactly, so the post stays pending and this shows as a second bubble", p.cid, a.clientID)})
+					format: "looks like the echo of the post with clientActivityID %q (same text), which is never echoed, but carries %q; Web Chat matches it exactly, so the post stays pending and this shows as a second bubble", args: []any{p.cid, a.clientID}})
 			}
 		}
 	}
@@ -436,7 +450,7 @@ func (c *checker) deliver(i int, a *act, echoOf *post) {
 	switch a.typ {
 	case "", activity.TypeMessage, activity.TypeTyping, activity.TypeConversationUpdate, activity.TypeEvent, typeInvoke:
 	default:
-		c.add(TypeWithoutRenderer, i, name, fmt.Sprintf("Web Chat has no renderer for type %q: it throws \"No renderer for activity of type\", which may draw an error box; the service should not send it to Web Chat", a.typ))
+		c.addf(TypeWithoutRenderer, i, name, "Web Chat has no renderer for type %q: it throws \"No renderer for activity of type\", which may draw an error box; the service should not send it to Web Chat", a.typ)
 	}
 	if a.role == activity.RoleUser {
 		// An echo without one is the post's fault when the post had none (reported there), and
@@ -445,7 +459,7 @@ func (c *checker) deliver(i int, a *act, echoOf *post) {
 			c.add(LocalTimestampMissing, i, name, "user activity has no localTimestamp")
 		}
 		if a.localTSPresent && a.tsString && a.localTS == a.ts {
-			c.add(LocalTimestampOverwritten, i, name, fmt.Sprintf("localTimestamp %q is identical to the server timestamp", a.localTS))
+			c.addf(LocalTimestampOverwritten, i, name, "localTimestamp %q is identical to the server timestamp", a.localTS)
 		}
 	}
 	var t time.Time
@@ -474,8 +488,8 @@ func (c *checker) deliver(i int, a *act, echoOf *post) {
 	isStream, atStart := c.livestream(i, a, idSeen, again, msg.isPartOf)
 	c.deliveries[len(c.deliveries)-1].finalAtStart = atStart
 	if !isStream && idSeen {
-		if was, now := partOf(c.deliveries[prevAt].partOf), partOf(msg.isPartOf); was != now && c.sortsBy(was, now) {
-			c.add(PartOfChanged, i, name, fmt.Sprintf("isPartOf changed from %s to %s in an update of the same id", orNone(was), orNone(now)))
+		if was, now := partOf(c.deliveries[prevAt].partOf), partOf(msg.isPartOf); was != now && c.sortsBy(howTo(was), howTo(now)) {
+			c.addf(PartOfChanged, i, name, "isPartOf changed from %s to %s in an update of the same id", orNone(was), orNone(now))
 		}
 	}
 	if hasMsg {
@@ -548,9 +562,9 @@ func (c *checker) echo(i int, a *act, p *post) {
 	}
 	switch {
 	case !a.localTSPresent:
-		c.add(LocalTimestampChanged, i, name, fmt.Sprintf("the echo dropped localTimestamp (posted as %q)", p.localTS))
+		c.addf(LocalTimestampChanged, i, name, "the echo dropped localTimestamp (posted as %q)", p.localTS)
 	case a.localTS != p.localTS:
-		c.add(LocalTimestampChanged, i, name, fmt.Sprintf("localTimestamp changed from %q, as posted, to %q", p.localTS, a.localTS))
+		c.addf(LocalTimestampChanged, i, name, "localTimestamp changed from %q, as posted, to %q", p.localTS, a.localTS)
 	}
 }
 
@@ -572,20 +586,20 @@ func (c *checker) timestamp(i int, a *act, parsed bool) {
 		return
 	}
 	if !parsed {
-		c.add(TimestampNotISO, i, name, fmt.Sprintf("timestamp %q is not a date JavaScript can read (Date.parse gives NaN)", a.ts))
+		c.addf(TimestampNotISO, i, name, "timestamp %q is not a date JavaScript can read (Date.parse gives NaN)", a.ts)
 		if !covered {
-			c.add(TimestampUnparseable, i, name, fmt.Sprintf("timestamp %q cannot be parsed by JavaScript's Date (NaN); Web Chat appends it", a.ts))
+			c.addf(TimestampUnparseable, i, name, "timestamp %q cannot be parsed by JavaScript's Date (NaN); Web Chat appends it", a.ts)
 		}
 		return
 	}
 	digits, iso := isoFraction(a.ts)
 	switch {
 	case !iso:
-		c.add(TimestampNotISO, i, name, fmt.Sprintf("timestamp %q is not an RFC 3339 date-time with a UTC offset and fields in range", a.ts))
+		c.addf(TimestampNotISO, i, name, "timestamp %q is not an RFC 3339 date-time with a UTC offset and fields in range", a.ts)
 	case digits == 0:
-		c.add(TimestampNoMillis, i, name, fmt.Sprintf("timestamp %q has no fractional seconds; Web Chat reads times to the millisecond", a.ts))
+		c.addf(TimestampNoMillis, i, name, "timestamp %q has no fractional seconds; Web Chat reads times to the millisecond", a.ts)
 	case digits < 3:
-		c.add(TimestampNoMillis, i, name, fmt.Sprintf("timestamp %q has %d fractional digit(s), fewer than the 3 of milliseconds", a.ts, digits))
+		c.addf(TimestampNoMillis, i, name, "timestamp %q has %d fractional digit(s), fewer than the 3 of milliseconds", a.ts, digits)
 	}
 }
 
@@ -606,14 +620,14 @@ func (c *checker) sequenceID(i int, a *act, idSeen bool) {
 	case !ok:
 		c.seqOwner[a.seq] = a.id
 	case a.id == "" || owner != a.id:
-		c.add(SequenceIDDuplicate, i, name, fmt.Sprintf("webchat:sequence-id %s%s is also on %s", string(a.seqRaw), jsValueNote(a.seqRaw, a.seq), orNone(owner)))
+		c.addf(SequenceIDDuplicate, i, name, "webchat:sequence-id %s%s is also on %s", string(a.seqRaw), jsValueNote(a.seqRaw, a.seq), orNone(owner))
 	}
 	if idSeen {
 		// A re-delivery keeps its place in delivery order; only first deliveries are compared.
 		return
 	}
 	if c.haveMaxSeq && a.seq < c.maxSeq {
-		c.add(SequenceIDDecreasing, i, name, fmt.Sprintf("webchat:sequence-id %s is delivered after %s (on %s)", string(a.seqRaw), sortkeys.NumberString(c.maxSeq), orNone(c.maxSeqID)))
+		c.addf(SequenceIDDecreasing, i, name, "webchat:sequence-id %s is delivered after %s (on %s)", string(a.seqRaw), sortkeys.NumberString(c.maxSeq), orNone(c.maxSeqID))
 	}
 	if !c.haveMaxSeq || a.seq > c.maxSeq {
 		c.maxSeq, c.maxSeqID, c.haveMaxSeq = a.seq, a.id, true
@@ -648,27 +662,28 @@ func (c *checker) livestream(i int, a *act, idSeen, again bool, isPartOf json.Ra
 		switch {
 		case again:
 		case genA:
-			c.add(LivestreamAfterFinal, i, name, fmt.Sprintf("revision for livestream %s after its final activity; Web Chat main drops it, and 4.18 (gen-a, checked here) shows it in place of the final", ls.SessionID))
+			c.addf(LivestreamAfterFinal, i, name, "revision for livestream %s after its final activity; Web Chat main drops it, and 4.18 (gen-a, checked here) shows it in place of the final", ls.SessionID)
 		default:
-			c.add(LivestreamAfterFinal, i, name, fmt.Sprintf("revision for livestream %s after its final activity; Web Chat drops it", ls.SessionID))
+			c.addf(LivestreamAfterFinal, i, name, "revision for livestream %s after its final activity; Web Chat drops it", ls.SessionID)
 		}
 		return true, false
 	}
 	switch {
 	case again && genC:
-		c.add(LivestreamRevisionIDReused, i, name, fmt.Sprintf("the same revision %s delivered again; Web Chat does not deduplicate a session's revisions by id, so livestream %s lists it twice", a.id, ls.SessionID))
+		c.addf(LivestreamRevisionIDReused, i, name, "the same revision %s delivered again; Web Chat does not deduplicate a session's revisions by id, so livestream %s lists it twice", a.id, ls.SessionID)
 	case again:
 	case idSeen && genC:
-		c.add(LivestreamRevisionIDReused, i, name, fmt.Sprintf("livestream revision reuses the id %s of an earlier activity; Web Chat keeps both in livestream %s", a.id, ls.SessionID))
+		c.addf(LivestreamRevisionIDReused, i, name, "livestream revision reuses the id %s of an earlier activity; Web Chat keeps both in livestream %s", a.id, ls.SessionID)
 	case idSeen:
-		c.add(LivestreamRevisionIDReused, i, name, fmt.Sprintf("livestream revision reuses the id %s of an earlier activity, which it replaces in livestream %s (%s, checked here; Web Chat main keeps both)", a.id, ls.SessionID, c.opts.Profile))
+		c.addf(LivestreamRevisionIDReused, i, name, "livestream revision reuses the id %s of an earlier activity, which it replaces in livestream %s (%s, checked here; Web Chat main keeps both)", a.id, ls.SessionID, c.opts.Profile)
 	}
 	earlier := s != nil
 	if !earlier {
-		s = &session{partOf: partOf(isPartOf), startTS: a.ts}
+		p := partOf(isPartOf)
+		s = &session{partOf: p, howTo: howTo(p), startTS: a.ts}
 		c.sessions[ls.SessionID] = s
-	} else if p := partOf(isPartOf); p != s.partOf && c.sortsBy(s.partOf, p) {
-		c.add(PartOfChanged, i, name, fmt.Sprintf("isPartOf changed from %s to %s within livestream %s", orNone(s.partOf), orNone(p), ls.SessionID))
+	} else if p := partOf(isPartOf); p != s.partOf && c.sortsBy(s.howTo, howTo(p)) {
+		c.addf(PartOfChanged, i, name, "isPartOf changed from %s to %s within livestream %s", orNone(s.partOf), orNone(p), ls.SessionID)
 	}
 	if ls.Kind == activity.LivestreamFinal {
 		s.finalized = true
@@ -683,7 +698,7 @@ func (c *checker) notLivestream(i int, a *act, sm streamMeta) {
 	switch sm.streamType {
 	case activity.StreamTypeStreaming, activity.StreamTypeInformative:
 		if a.typ != activity.TypeTyping {
-			c.add(LivestreamInterimNotTyping, i, name, fmt.Sprintf("streamType %q on a %q activity; only typing activities are livestream revisions", sm.streamType, a.typ))
+			c.addf(LivestreamInterimNotTyping, i, name, "streamType %q on a %q activity; only typing activities are livestream revisions", sm.streamType, a.typ)
 			return
 		}
 		n, isNum := number(sm.seqRaw)
@@ -708,7 +723,7 @@ func (c *checker) partGrouping(i int, name string, e entity) {
 		if err := unmarshalFirst(raw, &po); err == nil {
 			id, isStr := po["@id"].(string)
 			if !isStr || !activity.IsIdentifier(id) {
-				c.add(PartOfIDInvalid, i, name, fmt.Sprintf("isPartOf[\"@id\"] %v is not a blank node (_:...) or a URL; %s", po["@id"], c.notGrouped(isStr)))
+				c.addf(PartOfIDInvalid, i, name, "isPartOf[\"@id\"] %v is not a blank node (_:...) or a URL; %s", po["@id"], c.notGrouped(isStr))
 			}
 		}
 	}
@@ -719,19 +734,21 @@ func (c *checker) partGrouping(i int, name string, e entity) {
 	}
 }
 
-// sortsBy reports whether a change of isPartOf from was to now (partOf's forms) can leave an
-// entry behind in the profile checked: gen-c keeps only HowTo groupings together (WEBCHAT-ORDERING
-// §4.6), gen-b any grouping, gen-a none.
-func (c *checker) sortsBy(was, now string) bool {
+// sortsBy reports whether a change of isPartOf between two groupings, wasHowTo and nowHowTo
+// saying which is a HowTo one, can leave an entry behind in the profile checked: gen-c keeps only
+// HowTo groupings together (WEBCHAT-ORDERING §4.6), gen-b any grouping, gen-a none.
+func (c *checker) sortsBy(wasHowTo, nowHowTo bool) bool {
 	switch c.opts.Profile {
 	case sortkeys.GenA:
 		return false
 	case sortkeys.GenB:
 		return true
 	}
-	const howTo = `"@type":"HowTo"`
-	return strings.Contains(was, howTo) || strings.Contains(now, howTo)
+	return wasHowTo || nowHowTo
 }
+
+// howTo reports whether partOf (partOf's form) names a HowTo grouping.
+func howTo(partOf string) bool { return strings.Contains(partOf, `"@type":"HowTo"`) }
 
 // notGrouped says what becomes of a part whose Message entity Web Chat main rejects, for the
 // profile checked: gen-b groups it all the same when the entity still names a grouping id
@@ -753,12 +770,12 @@ func (c *checker) notGrouped(namesGroup bool) string {
 func (c *checker) finish() {
 	for _, s := range c.suspects {
 		if !s.post.echoed {
-			c.add(s.rule, s.index, s.name, s.msg)
+			c.addf(s.rule, s.index, s.name, s.format, s.args...)
 		}
 	}
 	for _, r := range c.replyTos {
 		if _, ok := c.byID[r.replyTo]; !ok {
-			c.add(ReplyToUnknown, r.index, r.name, fmt.Sprintf("replyToId %q names an activity that never arrives; Web Chat holds this one up to 5 s, and later replies to the same id that arrive meanwhile with it", r.replyTo))
+			c.addf(ReplyToUnknown, r.index, r.name, "replyToId %q names an activity that never arrives; Web Chat holds this one up to 5 s, and later replies to the same id that arrive meanwhile with it", r.replyTo)
 		}
 	}
 	withSeq := 0
@@ -770,7 +787,7 @@ func (c *checker) finish() {
 	if withSeq > 0 && withSeq < len(c.deliveries) {
 		for k := range c.deliveries {
 			if d := &c.deliveries[k]; d.seqKind == seqAbsent {
-				c.add(SequenceIDPartial, d.index, d.name, fmt.Sprintf("no webchat:sequence-id, while %d of %d deliveries carry one; it sorts after all of them", withSeq, len(c.deliveries)))
+				c.addf(SequenceIDPartial, d.index, d.name, "no webchat:sequence-id, while %d of %d deliveries carry one; it sorts after all of them", withSeq, len(c.deliveries))
 			}
 		}
 	}
@@ -811,11 +828,11 @@ func (c *checker) order(rep *Report) {
 		if prevT != nil {
 			switch {
 			case d.t.Equal(prevT.t) && d.ts == prevT.ts:
-				c.add(TimestampNotIncreasing, d.index, d.name, fmt.Sprintf("timestamp %s equals that of %s, the activity before it in the service's order", d.ts, prevT.name))
+				c.addf(TimestampNotIncreasing, d.index, d.name, "timestamp %s equals that of %s, the activity before it in the service's order", d.ts, prevT.name)
 			case d.t.Equal(prevT.t):
-				c.add(TimestampNotIncreasing, d.index, d.name, fmt.Sprintf("timestamp %s is in the same millisecond as %s of %s, the activity before it in the service's order; Web Chat reads times to the millisecond", d.ts, prevT.ts, prevT.name))
+				c.addf(TimestampNotIncreasing, d.index, d.name, "timestamp %s is in the same millisecond as %s of %s, the activity before it in the service's order; Web Chat reads times to the millisecond", d.ts, prevT.ts, prevT.name)
 			case d.t.Before(prevT.t):
-				c.add(TimestampNotIncreasing, d.index, d.name, fmt.Sprintf("timestamp %s is earlier than %s of %s, the activity before it in the service's order", d.ts, prevT.ts, prevT.name))
+				c.addf(TimestampNotIncreasing, d.index, d.name, "timestamp %s is earlier than %s of %s, the activity before it in the service's order", d.ts, prevT.ts, prevT.name)
 			}
 		}
 		prevT = d
@@ -940,13 +957,13 @@ func (c *checker) inversions(rep *Report, spans []Span, spanOf []int, places int
 		if shown := rep.Screen[place[j]].Name; shown != p.Name {
 			self = "shown as " + shown + " at place " + strconv.Itoa(place[j]+1)
 		}
-		where := "out of the service's order"
 		if a := above[j]; a >= 0 && inverted(spans[a], spans[j]) {
-			where = fmt.Sprintf("below %s (place %d), %s", rep.Screen[place[a]].Name, place[a]+1, serviceSays(basis, "after"))
+			c.addf(OrderInverted, p.Index, p.Name, "%s of Web Chat's screen, below %s (place %d), %s", self, rep.Screen[place[a]].Name, place[a]+1, serviceSays(basis, "after"))
 		} else if b := earliest; b >= 0 && inverted(spans[j], spans[b]) {
-			where = fmt.Sprintf("above %s (place %d), %s", rep.Screen[place[b]].Name, place[b]+1, serviceSays(basis, "before"))
+			c.addf(OrderInverted, p.Index, p.Name, "%s of Web Chat's screen, above %s (place %d), %s", self, rep.Screen[place[b]].Name, place[b]+1, serviceSays(basis, "before"))
+		} else {
+			c.add(OrderInverted, p.Index, p.Name, self+" of Web Chat's screen, out of the service's order")
 		}
-		c.add(OrderInverted, p.Index, p.Name, self+" of Web Chat's screen, "+where)
 	}
 }
 
@@ -973,7 +990,8 @@ func (c *checker) report(rep *Report, maxPerRule int) {
 		rep.Summary.BySeverity[f.Severity]++
 		rep.Summary.ByRule[f.Rule]++
 		if maxPerRule <= 0 || rep.Summary.ByRule[f.Rule] <= maxPerRule {
-			rep.Findings = append(rep.Findings, f)
+			f.Message = fmt.Sprintf(f.format, f.args...)
+			rep.Findings = append(rep.Findings, f.Finding)
 		}
 	}
 	rep.Summary.Findings = len(c.findings)
