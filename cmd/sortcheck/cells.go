@@ -102,7 +102,14 @@ func regional(r rune) bool { return r >= 0x1f1e6 && r <= 0x1f1ff }
 
 // table writes rows of cells in columns two spaces apart, padded by terminal cells (tabwriter
 // counts code points, which misaligns wide characters). The last cell of a row is not padded.
+// A column is as wide as its widest cell up to padCells; a wider cell is written whole and
+// pushes the rest of its row right. Cells are not cut (ids must stay exact), and one very long
+// id does not pad every other row to its width, which made a report grow as rows times that id.
 type table [][]string
+
+// padCells is the widest a column is padded to: ids of Azure Direct Line, UUIDs and the
+// service's own fit with room to spare.
+const padCells = 64
 
 func (t table) write(w io.Writer) error {
 	var widths []int
@@ -111,7 +118,7 @@ func (t table) write(w io.Writer) error {
 			if i == len(widths) {
 				widths = append(widths, 0)
 			}
-			widths[i] = max(widths[i], runewidth.StringWidth(c))
+			widths[i] = max(widths[i], min(runewidth.StringWidth(c), padCells))
 		}
 	}
 	var b strings.Builder
@@ -119,7 +126,7 @@ func (t table) write(w io.Writer) error {
 		b.Reset()
 		for i, c := range row[:len(row)-1] {
 			b.WriteString(c)
-			b.WriteString(strings.Repeat(" ", widths[i]-runewidth.StringWidth(c)+2))
+			b.WriteString(strings.Repeat(" ", max(widths[i]-runewidth.StringWidth(c), 0)+2))
 		}
 		b.WriteString(row[len(row)-1])
 		b.WriteByte('\n')

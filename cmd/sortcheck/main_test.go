@@ -1539,3 +1539,40 @@ func TestHTMLExplainsWhatItDraws(t *testing.T) {
 		t.Errorf("big page lacks the note %q", want)
 	}
 }
+
+// TestTablePadsUpToPadCells: a column is padded to its widest cell up to padCells; a longer cell
+// is written whole and moves only its own row, so one long id adds its length once, not once
+// per row.
+func TestTablePadsUpToPadCells(t *testing.T) {
+	long := strings.Repeat("i", 10*padCells)
+	for _, c := range []struct {
+		name   string
+		ids    []string
+		want   []string
+		column int // the cell where the next column starts on rows of short ids
+	}{
+		{"short", []string{"a", "bbb"}, []string{"a    x", "bbb  x"}, 5},
+		{"at the cap", []string{"a", strings.Repeat("b", padCells)}, []string{"a" + strings.Repeat(" ", padCells+1) + "x", strings.Repeat("b", padCells) + "  x"}, padCells + 2},
+		{"past the cap", []string{"a", long, "cc"}, []string{"a" + strings.Repeat(" ", padCells+1) + "x", long + "  x", "cc" + strings.Repeat(" ", padCells) + "x"}, padCells + 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var tb table
+			for _, id := range c.ids {
+				tb = append(tb, []string{id, "x"})
+			}
+			var b strings.Builder
+			if err := tb.write(&b); err != nil {
+				t.Fatal(err)
+			}
+			got := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+			if !slices.Equal(got, c.want) {
+				t.Fatalf("rows:\n%q\nwant:\n%q", got, c.want)
+			}
+			for _, row := range got {
+				if len(row) <= padCells && strings.Index(row, "x") != c.column {
+					t.Errorf("row %q: next column at %d, want %d", row, strings.Index(row, "x"), c.column)
+				}
+			}
+		})
+	}
+}
