@@ -107,6 +107,16 @@ func partOfType(id, group, typ string) sortkeys.Event {
 	return bot(id, 1, fmt.Sprintf(`,"entities":[{"type":"https://schema.org/Message","@type":"Message","@id":"","isPartOf":{"@id":%q,"@type":%q}}]`, group, typ))
 }
 
+// streamPartOf is interim revision id of livestream streamID (the first when streamID is ""),
+// part of the grouping group of type typ.
+func streamPartOf(id, streamID string, seq int, group, typ string) sortkeys.Event {
+	sid := ""
+	if streamID != "" {
+		sid = fmt.Sprintf(`,"streamId":%q`, streamID)
+	}
+	return in(fmt.Sprintf(`{"type":"typing","id":%q,"timestamp":"2024-05-01T10:00:%02d.000Z","from":{"id":"bot","role":"bot"},"text":"chunk","channelData":{"webchat:sequence-id":%d,"streamType":"streaming","streamSequence":%d%s},"entities":[{"type":"https://schema.org/Message","@type":"Message","@id":"","isPartOf":{"@id":%q,"@type":%q}}]}`, id, seq, seq, seq, sid, group, typ))
+}
+
 // nullCDStream is a livestream activity whose metadata is in a streaminfo entity, with channelData
 // holding the same members as null; its type is message for a final, typing otherwise.
 func nullCDStream(id, meta string) sortkeys.Event {
@@ -200,6 +210,9 @@ func TestRules(t *testing.T) {
 		{OrderInverted, events(ts("a", `"2024-05-01T10:00:10.000Z"`), ts("b", `"2024-05-01T10:00:05.000Z"`), ts("a", `"2024-05-01T10:00:10.000Z"`), ts("b", `"2024-05-01T10:00:05.000Z"`)), events(ts("a", `"2024-05-01T10:00:05.000Z"`), ts("b", `"2024-05-01T10:00:10.000Z"`), ts("a", `"2024-05-01T10:00:05.000Z"`)), 1},
 		// Only HowTo groupings are kept together in gen-c: changing another isPartOf leaves nothing behind.
 		{PartOfChanged, events(part("a", 1, "_:g1", "1"), part("a", 1, "_:g2", "1")), events(partOfType("a", "_:t1", "Conversation"), partOfType("a", "_:t2", "Conversation")), 1},
+		// Within a livestream, the same: a move from a HowTo grouping (the session's first) is
+		// reported, a move between groupings of other types is not.
+		{PartOfChanged, events(streamPartOf("s1", "", 1, "_:h1", "HowTo"), streamPartOf("s2", "s1", 2, "_:t2", "Conversation"), streamPartOf("s3", "s1", 3, "_:t3", "Conversation")), events(streamPartOf("s1", "", 1, "_:t1", "Conversation"), streamPartOf("s2", "s1", 2, "_:t2", "Conversation"), streamPartOf("s3", "s1", 3, "_:t3", "Conversation")), 1},
 		// A fulfilled event whose echo carries another clientActivityID than the post's.
 		{EchoClientActivityIDChanged, events(posted(postC1), fulfilled("c1", echoC1("c9", "u1", postedLT))), events(posted(postC1), fulfilled("c1", echoC1("c1", "u1", postedLT))), 1},
 		// channelData's livestream members are null, as serializers write absent ones; the
