@@ -561,17 +561,8 @@ func (t *btreeList) LoudBefore(i int) int {
 	if i <= 0 {
 		return -1
 	}
-	i--
-	nd := t.root
-	for !nd.leaf {
-		j := 0
-		for i >= nd.cnt[j] {
-			i -= nd.cnt[j]
-			j++
-		}
-		nd = nd.kids[j]
-	}
-	j := i + 1 // entries before j are candidates
+	nd, j := t.leafAt(i - 1)
+	j++ // entries before j are candidates
 	for {
 		if m := ^nd.mask & below(j); m != 0 {
 			j = bits.Len64(m) - 1
@@ -821,6 +812,12 @@ func (t *btreeList) FirstSeqAbove(v float64, from int) int {
 }
 
 func (t *btreeList) At(i int) *unit {
+	nd, j := t.leafAt(i)
+	return nd.units[j]
+}
+
+// leafAt is the leaf holding index i (0 ≤ i < Len()) and the entry of i in it.
+func (t *btreeList) leafAt(i int) (*bnode, int) {
 	nd := t.root
 	for !nd.leaf {
 		j := 0
@@ -830,7 +827,7 @@ func (t *btreeList) At(i int) *unit {
 		}
 		nd = nd.kids[j]
 	}
-	return nd.units[i]
+	return nd, i
 }
 
 func (t *btreeList) Each(f func(*unit) bool) {
