@@ -29,12 +29,15 @@ func shapeBot(i int, id, text, extra string) sortkeys.Event {
 	return in(fmt.Sprintf(`{"type":"message","id":%q,"timestamp":%q,"from":{"id":"bot","role":"bot"},"text":%q%s}`, id, shapeTS(i), text, extra))
 }
 
-// shapeLogs generate n events of the shapes that could make a rule scan a set growing with the
-// log: each event, or the event that would scan, adds to the set.
-var shapeLogs = []struct {
+// A logShape names a generator of n events of one shape.
+type logShape struct {
 	name string
 	gen  func(n int) []sortkeys.Event
-}{
+}
+
+// shapeLogs generate n events of the shapes that could make a rule scan a set growing with the
+// log: each event, or the event that would scan, adds to the set.
+var shapeLogs = []logShape{
 	// The user sends "hi" again and again; the service returns each without its
 	// clientActivityID, every other one under another from.id, so every post stays pending and
 	// each echo under another id is compared with all of them (DL030 and DL033's text-matched
@@ -104,14 +107,17 @@ var shapeLogs = []struct {
 
 // BenchmarkCheckShapes checks logs of each shape at 10k and 100k events. No rule may scan a set
 // that grows with the log for each event: ns/event must stay about level from 10k to 100k.
-func BenchmarkCheckShapes(b *testing.B) {
-	for _, shape := range shapeLogs {
+func BenchmarkCheckShapes(b *testing.B) { checkShapes(b, shapeLogs, Options{UserID: userID}) }
+
+// checkShapes checks a log of each shape at 10k and 100k events with opts and reports ns/event.
+func checkShapes(b *testing.B, shapes []logShape, opts Options) {
+	for _, shape := range shapes {
 		for _, n := range []int{10_000, 100_000} {
 			evs := shape.gen(n)
 			b.Run(fmt.Sprintf("%s/%dk", shape.name, n/1000), func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					Check(evs, Options{UserID: userID})
+					Check(evs, opts)
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/(float64(b.N)*float64(n)), "ns/event")
 			})
@@ -121,10 +127,7 @@ func BenchmarkCheckShapes(b *testing.B) {
 
 // quotedLogs generate n events where the findings of every event after the first quote one string
 // of n/4 bytes from the first: formatting each finding would copy it once per event.
-var quotedLogs = []struct {
-	name string
-	gen  func(n int) []sortkeys.Event
-}{
+var quotedLogs = []logShape{
 	// Every message reuses the sequence id of the first, which has a long id (DL013).
 	{"seq-owner-long-id", func(n int) []sortkeys.Event {
 		evs := make([]sortkeys.Event, n)
@@ -161,16 +164,5 @@ func longName(n int) string { return "L" + strings.Repeat("x", n-1) }
 // BenchmarkCheckQuotedShapes checks logs of each quoted shape at 10k and 100k events, keeping 50
 // findings per rule as sortcheck does. ns/event must stay about level from 10k to 100k.
 func BenchmarkCheckQuotedShapes(b *testing.B) {
-	for _, shape := range quotedLogs {
-		for _, n := range []int{10_000, 100_000} {
-			evs := shape.gen(n)
-			b.Run(fmt.Sprintf("%s/%dk", shape.name, n/1000), func(b *testing.B) {
-				b.ReportAllocs()
-				for b.Loop() {
-					Check(evs, Options{UserID: userID, MaxPerRule: 50})
-				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/(float64(b.N)*float64(n)), "ns/event")
-			})
-		}
-	}
+	checkShapes(b, quotedLogs, Options{UserID: userID, MaxPerRule: 50})
 }
