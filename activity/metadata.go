@@ -46,13 +46,39 @@ type Livestream struct {
 // entity of type "streaminfo"; the activity must match one of four shapes (interim, informative,
 // final message, final typing) or it is not a livestream activity.
 func (a *Activity) Livestream() (Livestream, bool) {
-	if a.ChannelData != nil {
-		if ls, ok := a.livestreamFrom(a.ChannelData); ok {
-			return ls, true
+	return a.LivestreamWith(StreamMembersOf(a.ChannelData))
+}
+
+// StreamMembers are the members of channelData or of a streaminfo entity that the livestream
+// readers look up, raw as sent: nil when absent, JSON null kept (Web Chat keeps a null inside
+// channelData).
+type StreamMembers struct {
+	StreamType, StreamID, StreamSequence json.RawMessage
+}
+
+// StreamMembersOf picks the StreamMembers out of decoded members (a nil map has none). A member
+// present with a nil value, which encodes as null, is null.
+func StreamMembersOf(md map[string]json.RawMessage) StreamMembers {
+	member := func(k string) json.RawMessage {
+		v, ok := md[k]
+		if ok && v == nil {
+			return jsonNull
 		}
+		return v
+	}
+	return StreamMembers{StreamType: member("streamType"), StreamID: member("streamId"), StreamSequence: member("streamSequence")}
+}
+
+var jsonNull = json.RawMessage("null")
+
+// LivestreamWith is Livestream for a reader that has picked channelData's StreamMembers out
+// already, as a scan of the activity's bytes does: a.ChannelData is not read, the entities are.
+func (a *Activity) LivestreamWith(cd StreamMembers) (Livestream, bool) {
+	if ls, ok := a.livestreamFrom(cd); ok {
+		return ls, true
 	}
 	if ent := a.streamInfoEntity(); ent != nil {
-		if ls, ok := a.livestreamFrom(ent); ok {
+		if ls, ok := a.livestreamFrom(StreamMembersOf(ent)); ok {
 			ls.FromEntity = true
 			return ls, true
 		}
@@ -87,19 +113,19 @@ func (a *Activity) streamInfoEntity() map[string]json.RawMessage {
 // StreamInfo returns the members of the first "streaminfo" entity, or nil when there is none.
 func (a *Activity) StreamInfo() map[string]json.RawMessage { return a.streamInfoEntity() }
 
-func (a *Activity) livestreamFrom(md map[string]json.RawMessage) (Livestream, bool) {
+func (a *Activity) livestreamFrom(md StreamMembers) (Livestream, bool) {
 	if a.ID == "" {
 		return Livestream{}, false
 	}
-	streamType, ok := jsonscan.StringValue(md["streamType"])
+	streamType, ok := jsonscan.StringValue(md.StreamType)
 	if !ok {
 		return Livestream{}, false
 	}
 	streamID := ""
 	// Web Chat's schema is optional(undefinedable(string())): absent is fine, null is not (only
 	// top-level nulls are dropped on receipt, so a null inside channelData or an entity stays).
-	if raw, present := md["streamId"]; present {
-		s, ok := jsonscan.StringValue(raw)
+	if md.StreamID != nil {
+		s, ok := jsonscan.StringValue(md.StreamID)
 		if !ok {
 			return Livestream{}, false
 		}
@@ -114,7 +140,7 @@ func (a *Activity) livestreamFrom(md map[string]json.RawMessage) (Livestream, bo
 		if a.Type != TypeTyping {
 			return Livestream{}, false
 		}
-		seq, ok := numberValue(md["streamSequence"])
+		seq, ok := numberValue(md.StreamSequence)
 		if !ok || seq < 1 || seq != math.Trunc(seq) || math.IsInf(seq, 0) {
 			return Livestream{}, false
 		}

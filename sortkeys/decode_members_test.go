@@ -92,11 +92,11 @@ func decodeRecordByMembers(raw json.RawMessage, userID string, mem *decodeArenas
 				case "clientActivityID":
 					cd.cid = cv
 				case "streamType":
-					cd.streamType = true
+					cd.stream.StreamType = cv
 				case "streamId":
-					cd.streamID = cv
+					cd.stream.StreamID = cv
 				case "streamSequence":
-					cd.streamSequence = cv
+					cd.stream.StreamSequence = cv
 				case "webchat:entity-position":
 					cd.entityPosition = cv
 				case "webchat:entity-part-of":
@@ -157,15 +157,12 @@ func decodeRecordByMembers(raw json.RawMessage, userID string, mem *decodeArenas
 		var mb map[string]json.RawMessage
 		r.messageBackHidden = json.Unmarshal(cd.messageBack, &mb) != nil || !truthy(mb["displayText"])
 	}
-	if cd.streamType || r.mayStreamInfo {
-		// Only livestream candidates need text and channelData as a map.
+	if cd.stream.StreamType != nil || r.mayStreamInfo {
+		// Only livestream candidates need text and channelData, read here as a map by
+		// activity.Livestream.
 		a.Text, _ = jsonscan.StringValue(text)
-		if cd.streamType {
-			if mem.cdMap == nil {
-				mem.cdMap = map[string]json.RawMessage{}
-			}
-			clear(mem.cdMap)
-			a.ChannelData = mem.cdMap
+		if cd.stream.StreamType != nil {
+			a.ChannelData = map[string]json.RawMessage{}
 			if err := jsonscan.Members(cd.raw, func(k []byte, cv []byte) { a.ChannelData[string(k)] = cv }); err != nil {
 				return nil, err
 			}

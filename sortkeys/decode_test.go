@@ -50,9 +50,9 @@ func viewOfRecord(r *record) decodeView {
 		IDIsString: r.idIsString, HasText: r.hasText, HasAttachments: r.hasAttachments, HasTS: r.hasTimestamp,
 		AttachmentsOther: r.attachmentsOther, IDKey: r.idKey(), CidKey: r.cidKey(), TextKind: r.textKind, Ts: fmtJSNum(r.ts()), Lts: fmtJSNum(r.lts()),
 		PostBack: r.postBack, MessageBackHidden: r.messageBackHidden, Entities: string(r.rawEntities()),
-		Livestream: r.ls, SeqID: string(r.cd.seqID), StreamID: string(r.cd.streamID),
-		StreamSequence: string(r.cd.streamSequence), EntityPartOf: string(r.cd.entityPartOf),
-		EntityPosition: string(r.cd.entityPosition), ChannelDataRaw: string(r.cd.raw), StreamType: r.cd.streamType}
+		Livestream: r.ls, SeqID: string(r.cd.seqID), StreamID: string(r.cd.stream.StreamID),
+		StreamSequence: string(r.cd.stream.StreamSequence), EntityPartOf: string(r.cd.entityPartOf),
+		EntityPosition: string(r.cd.entityPosition), ChannelDataRaw: string(r.cd.raw), StreamType: r.cd.stream.StreamType != nil}
 	if r.hasTimestamp {
 		v.TsDate = fmtNum(true, r.tsDate)
 	}

@@ -195,8 +195,8 @@ func (g *genAB) prepare(r *record) {
 	r.ab = &abInfo{}
 	cd := r.cd
 	if r.typ() == activity.TypeTyping {
-		r.ab.streamKey = strictKey(cd.streamID)
-		r.ab.streamSeq = toNumber(cd.streamSequence)
+		r.ab.streamKey = strictKey(cd.stream.StreamID)
+		r.ab.streamSeq = toNumber(cd.stream.StreamSequence)
 	}
 	if g.genB {
 		r.ab.ls, r.ab.isLS = genBLivestream(r)
@@ -235,7 +235,7 @@ func (g *genAB) patch(r *record) {
 			group = g.byStream[key]
 		}
 	} else if r.textKind == textString && r.typ() == activity.TypeTyping {
-		if s, ok := jsonNumber(r.cd.streamSequence); ok && r.ab.streamKey != "" {
+		if s, ok := jsonNumber(r.cd.stream.StreamSequence); ok && r.ab.streamKey != "" {
 			key, seq = r.ab.streamKey, s
 			group = g.byStream[key]
 		}

@@ -38,13 +38,13 @@ func genBLivestream(r *record) (bLivestream, bool) {
 		if typ != sh.actType || (sh.emptyText && r.act.Text != "") {
 			continue
 		}
-		check := func(md map[string]json.RawMessage) (bLivestream, bool) {
-			if st, ok := jsonscan.StringValue(md["streamType"]); !ok || st != sh.streamType {
+		check := func(md activity.StreamMembers) (bLivestream, bool) {
+			if st, ok := jsonscan.StringValue(md.StreamType); !ok || st != sh.streamType {
 				return bLivestream{}, false
 			}
 			sid := ""
-			if raw, present := md["streamId"]; present {
-				s, ok := jsonscan.StringValue(raw)
+			if md.StreamID != nil {
+				s, ok := jsonscan.StringValue(md.StreamID)
 				if !ok || (sh.final && s == "") {
 					return bLivestream{}, false
 				}
@@ -54,7 +54,7 @@ func genBLivestream(r *record) (bLivestream, bool) {
 			}
 			out := bLivestream{sessionID: sid, final: sh.final, seq: math.Inf(1)}
 			if !sh.final {
-				seq, ok := jsonNumber(md["streamSequence"])
+				seq, ok := jsonNumber(md.StreamSequence)
 				if !ok || seq < 1 || seq != math.Trunc(seq) {
 					return bLivestream{}, false
 				}
@@ -65,7 +65,7 @@ func genBLivestream(r *record) (bLivestream, bool) {
 			}
 			return out, true
 		}
-		if ls, ok := check(r.act.ChannelData); ok {
+		if ls, ok := check(r.cd.stream); ok {
 			return ls, true
 		}
 		for _, raw := range r.act.Entities {
@@ -76,7 +76,7 @@ func genBLivestream(r *record) (bLivestream, bool) {
 			if t, _ := jsonscan.StringValue(m["type"]); t != "streaminfo" {
 				continue
 			}
-			if ls, ok := check(m); ok {
+			if ls, ok := check(activity.StreamMembersOf(m)); ok {
 				return ls, true
 			}
 		}

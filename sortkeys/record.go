@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -255,7 +254,6 @@ func (r *record) detach() {
 	if r.act != nil {
 		a := *r.act
 		a.Entities = slices.Clone(a.Entities)
-		a.ChannelData = maps.Clone(a.ChannelData)
 		r.act = &a
 	}
 	if r.cd != nil {
@@ -287,14 +285,14 @@ const (
 )
 
 // channelData: raw members as sent (nil when absent; JSON null is kept, as Web Chat keeps it
-// inside channelData) and whether streamType is present.
+// inside channelData).
 type channelData struct {
-	raw                                  json.RawMessage
-	seqID, cid, streamID, streamSequence json.RawMessage
-	entityPosition, entityPartOf         json.RawMessage
-	postBack, messageBack                json.RawMessage
-	streamTypeRaw                        json.RawMessage
-	streamType                           bool
+	raw                          json.RawMessage
+	seqID, cid                   json.RawMessage
+	entityPosition, entityPartOf json.RawMessage
+	postBack, messageBack        json.RawMessage
+	// stream holds streamType, streamId and streamSequence for the livestream readers.
+	stream activity.StreamMembers
 }
 
 func (r *record) name() string {
@@ -350,7 +348,7 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas, post bo
 	r.cd = cd
 	a := &mem.act
 	// decodeRecord sets these members of act and no other, so the rest stay zero.
-	a.Text, a.ChannelData, a.Attachments, a.Entities = "", nil, nil, mem.ents[:0]
+	a.Text, a.Attachments, a.Entities = "", nil, mem.ents[:0]
 	r.act = a
 	tsString, textPlain := false, false
 	var fromID, text []byte
@@ -607,44 +605,19 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas, post bo
 		var mb map[string]json.RawMessage
 		r.messageBackHidden = json.Unmarshal(cd.messageBack, &mb) != nil || !truthy(mb["displayText"])
 	}
-	if cd.streamType || r.mayStreamInfo {
-		// Only livestream candidates need text and channelData as a map.
+	if cd.stream.StreamType != nil || r.mayStreamInfo {
+		// Only livestream candidates need text.
 		if textPlain {
 			// A plain string is its inside, which viewOf would share.
 			a.Text = unsafe.String(&text[1], len(text)-2)
 		} else {
 			a.Text, _ = viewOf(text)
 		}
-		if cd.streamType {
-			if cd.raw == nil {
-				// streamType was met in a channelData that is not an object.
-				return nil, jsonscan.ErrSyntax
-			}
-			if mem.cdMap == nil {
-				mem.cdMap = map[string]json.RawMessage{}
-			}
-			a.ChannelData = mem.cdMap
-			if cdSeen == 1 {
-				// The livestream readers look up these three members only. The map keeps what
-				// the last livestream candidate put in it: only the members that differ are
-				// removed, which costs less than clearing it.
-				if mem.cdMapKeys&cdMapOther != 0 {
-					clear(mem.cdMap)
-					mem.cdMapKeys = 0
-				}
-				a.ChannelData["streamType"] = cd.streamTypeRaw
-				setOrDelete(a.ChannelData, "streamId", cd.streamID, &mem.cdMapKeys, cdMapStreamID)
-				setOrDelete(a.ChannelData, "streamSequence", cd.streamSequence, &mem.cdMapKeys, cdMapStreamSequence)
-			} else {
-				// A repeated channelData: the last object read is the one the readers see.
-				clear(mem.cdMap)
-				mem.cdMapKeys = cdMapOther
-				if err := jsonscan.Members(cd.raw, func(k []byte, cv []byte) { a.ChannelData[string(k)] = cv }); err != nil {
-					return nil, err
-				}
-			}
+		if cd.stream.StreamType != nil && cd.raw == nil {
+			// streamType was met in a channelData that is not an object.
+			return nil, jsonscan.ErrSyntax
 		}
-		if ls, ok := a.Livestream(); ok && r.livestreamShape() {
+		if ls, ok := a.LivestreamWith(cd.stream); ok && r.livestreamShape() {
 			r.ls = mem.livestreams.alloc()
 			*r.ls = ls
 			r.shareLivestream(cd)
@@ -677,7 +650,7 @@ func (r *record) shareLivestream(cd *channelData) {
 	if id := r.id(); ls.SessionID == id {
 		ls.SessionID = id
 	}
-	if s, ok := viewOf(cd.streamID); ok && s == ls.StreamID {
+	if s, ok := viewOf(cd.stream.StreamID); ok && s == ls.StreamID {
 		ls.StreamID = s
 	}
 	if ls.SessionID == ls.StreamID {
@@ -760,11 +733,11 @@ func (cd *channelData) set(k, cv []byte) {
 	case "clientActivityID":
 		cd.cid = cv
 	case "streamType":
-		cd.streamType, cd.streamTypeRaw = true, cv
+		cd.stream.StreamType = cv
 	case "streamId":
-		cd.streamID = cv
+		cd.stream.StreamID = cv
 	case "streamSequence":
-		cd.streamSequence = cv
+		cd.stream.StreamSequence = cv
 	case "webchat:entity-position":
 		cd.entityPosition = cv
 	case "webchat:entity-part-of":
@@ -1013,26 +986,6 @@ func roleOf(fid []byte, userID string) string {
 	return activity.RoleBot
 }
 
-// The members of decodeArenas.cdMap besides streamType, as cdMapKeys records them.
-const (
-	cdMapStreamID = 1 << iota
-	cdMapStreamSequence
-	// cdMapOther: any members (a repeated channelData put them).
-	cdMapOther
-)
-
-// setOrDelete puts m[key] = v, or removes key when v is nil; have records key's presence under
-// bit.
-func setOrDelete(m map[string]json.RawMessage, key string, v json.RawMessage, have *uint8, bit uint8) {
-	if v != nil {
-		m[key] = v
-		*have |= bit
-	} else if *have&bit != 0 {
-		delete(m, key)
-		*have &^= bit
-	}
-}
-
 // decodeArenas allocates what decodeRecord creates for each activity.
 type decodeArenas struct {
 	records     arena[record]
@@ -1043,10 +996,7 @@ type decodeArenas struct {
 	// cdUsed says cd may hold members of an earlier activity.
 	cdUsed bool
 	// ents keeps the room act.Entities grew to across activities without entities.
-	ents  []json.RawMessage
-	cdMap map[string]json.RawMessage
-	// cdMapKeys says which members besides streamType cdMap may hold.
-	cdMapKeys uint8
+	ents []json.RawMessage
 	// idsRead, when set, is called once a record's id and clientActivityID are read, before
 	// its role, timestamps and livestream metadata are (gen-c starts loading the id-table slots
 	// it will look them up in).
