@@ -144,19 +144,19 @@ func TestDecodeRecordReusedArenas(t *testing.T) {
 		if !bytes.Equal(g1, g2) {
 			t.Fatalf("%s:\nreused %s\n fresh %s", raw, g1, g2)
 		}
-		if r1.cd.stream.StreamType != nil || r1.mayStreamInfo {
+		if r1.dec.cd.stream.StreamType != nil || r1.mayStreamInfo {
 			// The livestream readers see text as encoding/json decodes it.
 			var m map[string]json.RawMessage
 			if json.Unmarshal(raw, &m) == nil && !hasDuplicateMembers(raw) {
-				if want, _ := jsonscan.StringValue(m["text"]); r1.act.Text != want {
-					t.Fatalf("%s: act.Text %q, want %q", raw, r1.act.Text, want)
+				if want, _ := jsonscan.StringValue(m["text"]); r1.dec.act.Text != want {
+					t.Fatalf("%s: act.Text %q, want %q", raw, r1.dec.act.Text, want)
 				}
 			}
 		}
-		a1, a2 := r1.act, r2.act
+		a1, a2 := &r1.dec.act, &r2.dec.act
 		if a1.Type != a2.Type || a1.ID != a2.ID || a1.Text != a2.Text || len(a1.Attachments) != len(a2.Attachments) ||
-			len(a1.Entities) != len(a2.Entities) || a1.ChannelData != nil || !sameChannelData(r1.cd, r2.cd) {
-			t.Fatalf("%s: reused arenas act %+v cd %+v; fresh act %+v cd %+v", raw, *a1, *r1.cd, *a2, *r2.cd)
+			len(a1.Entities) != len(a2.Entities) || a1.ChannelData != nil || !sameChannelData(&r1.dec.cd, &r2.dec.cd) {
+			t.Fatalf("%s: reused arenas act %+v cd %+v; fresh act %+v cd %+v", raw, *a1, r1.dec.cd, *a2, r2.dec.cd)
 		}
 	}
 }

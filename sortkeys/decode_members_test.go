@@ -24,12 +24,11 @@ func decodeRecordByMembers(raw json.RawMessage, userID string, mem *decodeArenas
 	base := cap(raw)
 	r := mem.records.alloc()
 	r.raw = raw
-	cd := &mem.cd
+	r.dec = &mem.dec
+	cd := &mem.dec.cd
 	*cd = channelData{}
-	r.cd = cd
-	a := &mem.act
+	a := &mem.dec.act
 	*a = activity.Activity{Entities: a.Entities[:0]}
-	r.act = a
 	tsString := false
 	var bad error
 	var fromID, text []byte

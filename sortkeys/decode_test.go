@@ -50,14 +50,14 @@ func viewOfRecord(r *record) decodeView {
 		IDIsString: r.idIsString, HasText: r.hasText, HasAttachments: r.hasAttachments, HasTS: r.hasTimestamp,
 		AttachmentsOther: r.attachmentsOther, IDKey: r.idKey(), CidKey: r.cidKey(), TextKind: r.textKind, Ts: fmtJSNum(r.ts()), Lts: fmtJSNum(r.lts()),
 		PostBack: r.postBack, MessageBackHidden: r.messageBackHidden, Entities: string(r.rawEntities()),
-		Livestream: r.ls, SeqID: string(r.cd.seqID), StreamID: string(r.cd.stream.StreamID),
-		StreamSequence: string(r.cd.stream.StreamSequence), EntityPartOf: string(r.cd.entityPartOf),
-		EntityPosition: string(r.cd.entityPosition), ChannelDataRaw: string(r.cd.raw), StreamType: r.cd.stream.StreamType != nil}
+		Livestream: r.ls, SeqID: string(r.dec.cd.seqID), StreamID: string(r.dec.cd.stream.StreamID),
+		StreamSequence: string(r.dec.cd.stream.StreamSequence), EntityPartOf: string(r.dec.cd.entityPartOf),
+		EntityPosition: string(r.dec.cd.entityPosition), ChannelDataRaw: string(r.dec.cd.raw), StreamType: r.dec.cd.stream.StreamType != nil}
 	if r.hasTimestamp {
 		v.TsDate = fmtNum(true, r.tsDate)
 	}
 	if r.mayPartOf {
-		if gid, pos, ok := r.act.PartGrouping(); ok {
+		if gid, pos, ok := r.dec.act.PartGrouping(); ok {
 			v.Grouped, v.PartOf = true, gid
 			if pos != nil {
 				v.Position = fmtFloat(*pos)

@@ -18,6 +18,8 @@ import (
 
 // abInfo is what the gen-a/gen-b reducer reads from a stored activity.
 type abInfo struct {
+	// seq is webchat:sequence-id after Web Chat filled it in.
+	seq float64
 	// streamKey groups gen-a livestream neighbours (typing activities with strictly equal
 	// channelData.streamId); "" when the activity is not a typing activity or its streamId can
 	// never be strictly equal to another (object, array).
@@ -193,7 +195,7 @@ func (g *genAB) prepare(r *record) {
 	g.nextLid++
 	r.lid = g.nextLid
 	r.ab = &abInfo{}
-	cd := r.cd
+	cd := &r.dec.cd
 	if r.typ() == activity.TypeTyping {
 		r.ab.streamKey = strictKey(cd.stream.StreamID)
 		r.ab.streamSeq = toNumber(cd.stream.StreamSequence)
@@ -206,7 +208,7 @@ func (g *genAB) prepare(r *record) {
 		if s, ok := jsonscan.StringValue(cd.entityPartOf); ok {
 			r.ab.partOf, r.ab.hasPartOf = s, true
 		}
-		pos, partOf, hasPos, hasPartOf, throws := genBMessageEntity(r.act)
+		pos, partOf, hasPos, hasPartOf, throws := genBMessageEntity(&r.dec.act)
 		r.ab.throws = throws
 		if hasPos || hasPartOf {
 			if hasPos {
@@ -214,16 +216,24 @@ func (g *genAB) prepare(r *record) {
 			}
 			if hasPartOf {
 				r.ab.partOf, r.ab.hasPartOf = partOf, true
-				r.unitPrefix, r.unitKey = unitPart, partOf
+				r.unitPrefix = unitPart
 			}
 		}
 	}
 }
 
+// unitID is gen-b's part grouping (webchat:entity-part-of or the Message entity's isPartOf).
+func (g *genAB) unitID(r *record) string {
+	if r.unitPrefix == unitPart {
+		return r.ab.partOf
+	}
+	return ""
+}
+
 // patch fills in webchat:sequence-id as patchActivity does.
 func (g *genAB) patch(r *record) {
-	if seq, ok := jsonNumber(r.cd.seqID); ok {
-		r.seq = seq
+	if seq, ok := jsonNumber(r.dec.cd.seqID); ok {
+		r.ab.seq = seq
 		return
 	}
 	var group []*unit
@@ -235,7 +245,7 @@ func (g *genAB) patch(r *record) {
 			group = g.byStream[key]
 		}
 	} else if r.textKind == textString && r.typ() == activity.TypeTyping {
-		if s, ok := jsonNumber(r.cd.stream.StreamSequence); ok && r.ab.streamKey != "" {
+		if s, ok := jsonNumber(r.dec.cd.stream.StreamSequence); ok && r.ab.streamKey != "" {
 			key, seq = r.ab.streamKey, s
 			group = g.byStream[key]
 		}
@@ -247,24 +257,24 @@ func (g *genAB) patch(r *record) {
 		if before, after := g.beforeAfter(key, group, seq, matches, isBefore); before != nil || after != nil {
 			switch {
 			case before != nil && after != nil && g.genB:
-				r.seq = (before.rec.seq + after.rec.seq) / 2
+				r.ab.seq = (before.rec.ab.seq + after.rec.ab.seq) / 2
 			case before != nil:
-				r.seq = before.rec.seq + 0.001
+				r.ab.seq = before.rec.ab.seq + 0.001
 			default:
-				r.seq = after.rec.seq - 0.001
+				r.ab.seq = after.rec.ab.seq - 0.001
 			}
 			return
 		}
 	}
 	if r.hasTimestamp {
-		r.seq = r.tsDate
+		r.ab.seq = r.tsDate
 		return
 	}
 	last := 0.0
 	if n := g.list.Len(); n > 0 {
-		last = seqKey(g.list.At(n - 1).rec.seq)
+		last = seqKey(g.list.At(n - 1).rec.ab.seq)
 	}
-	r.seq = last + 0.001
+	r.ab.seq = last + 0.001
 }
 
 // member says x belongs to the byStream group key: in gen-a a typing activity with that
@@ -437,7 +447,7 @@ func (g *genAB) upsert(r *record) {
 		}
 	}
 	u := g.units.alloc()
-	u.kind, u.rec, u.seq = unitActivity, r, seqKey(r.seq)
+	u.kind, u.rec, u.seq = unitActivity, r, seqKey(r.ab.seq)
 	g.list.Insert(u, g.insertAt(r))
 	g.index(u, true)
 }
@@ -445,7 +455,7 @@ func (g *genAB) upsert(r *record) {
 // insertionIndex is the reducer's findIndex: the first unit that is a part of r's grouping with
 // a higher position, or else not such a part and with a higher (sequenceId || 0).
 func (g *genAB) insertionIndex(r *record) int {
-	key := seqKey(r.seq)
+	key := seqKey(r.ab.seq)
 	if !g.genB || !r.ab.hasPartOf || !r.ab.hasPos {
 		return g.list.FirstSeqAbove(key, 0)
 	}
@@ -521,7 +531,7 @@ func (g *genAB) fulfilled(cid string, echo *record) {
 		g.index(u, false)
 		c := *echo
 		u.rec = &c
-		u.seq = seqKey(echo.seq)
+		u.seq = seqKey(echo.ab.seq)
 		g.index(u, true)
 		g.list.Refresh(u)
 	}

@@ -35,7 +35,7 @@ func genBLivestream(r *record) (bLivestream, bool) {
 		{activity.TypeTyping, "final", true, true},
 	}
 	for _, sh := range shapes {
-		if typ != sh.actType || (sh.emptyText && r.act.Text != "") {
+		if typ != sh.actType || (sh.emptyText && r.dec.act.Text != "") {
 			continue
 		}
 		check := func(md activity.StreamMembers) (bLivestream, bool) {
@@ -61,14 +61,14 @@ func genBLivestream(r *record) (bLivestream, bool) {
 				out.seq = seq
 			}
 			if out.sessionID == "" {
-				out.sessionID = r.act.ID
+				out.sessionID = r.dec.act.ID
 			}
 			return out, true
 		}
-		if ls, ok := check(r.cd.stream); ok {
+		if ls, ok := check(r.dec.cd.stream); ok {
 			return ls, true
 		}
-		for _, raw := range r.act.Entities {
+		for _, raw := range r.dec.act.Entities {
 			var m map[string]json.RawMessage
 			if json.Unmarshal(raw, &m) != nil {
 				continue

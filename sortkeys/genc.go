@@ -123,6 +123,9 @@ type genC struct {
 	sessionList []*session
 	groupIDs    idTable
 	groupList   []*grouping
+	// sidAt and gidAt keep the id of each session and grouping by index, deleted ones too:
+	// what a record's unitIdx names.
+	sidAt, gidAt []string
 	// ghosts keeps deleted revisions in the UI list: anchored after the local id that preceded
 	// them (anchor -1: the top).
 	ghosts map[int][]*record
@@ -154,6 +157,7 @@ func newGenC(list unitList) *genC {
 	return &genC{list: list, loudBefore: list.LoudBefore,
 		nLocals: 1, locals: [][]local{make([]local, localChunk)}, idMap: newIDTable(), cidMap: newIDTable(),
 		sessionIDs: newIDTable(), sessionList: make([]*session, 1), groupIDs: newIDTable(), groupList: make([]*grouping, 1),
+		sidAt: make([]string, 1), gidAt: make([]string, 1),
 		ghosts:   map[int][]*record{},
 		partMemo: map[uint64]partResult{}, memoSeed: maphash.MakeSeed(), links: make([]link, 1)}
 }
@@ -413,7 +417,7 @@ func (g *genC) upsert(r *record) {
 	if r.cid() != "" {
 		g.cidMap.set(r.cid(), int(r.lid))
 	}
-	r.unitPrefix, r.unitKey = unitNone, ""
+	r.unitPrefix, r.unitIdx = unitNone, 0
 	var gr *grouping
 	if isLS {
 		first := s == nil
@@ -422,6 +426,7 @@ func (g *genC) upsert(r *record) {
 			s.idx = len(g.sessionList)
 			g.sessionList = append(g.sessionList, s)
 			s.sid = g.sessionIDs.set(ls.SessionID, s.idx)
+			g.sidAt = append(g.sidAt, s.sid)
 		}
 		sid := s.sid
 		wasQuiet := !first && !s.live()
@@ -435,7 +440,7 @@ func (g *genC) upsert(r *record) {
 		}
 		g.addLink(r.lid, lc, s.idx, false)
 		kind, ts, key = unitSession, s.ts, sid
-		r.unitPrefix, r.unitKey = unitLivestream, sid
+		r.unitPrefix, r.unitIdx = unitLivestream, int32(s.idx)
 	}
 	if gid, pos, ok := g.partGrouping(r); ok {
 		gr = g.grouping(gid)
@@ -443,6 +448,7 @@ func (g *genC) upsert(r *record) {
 			gr = &grouping{idx: int32(len(g.groupList))}
 			g.groupList = append(g.groupList, gr)
 			gr.id = g.groupIDs.set(gid, int(gr.idx))
+			g.gidAt = append(g.gidAt, gr.id)
 		} else if gr.u != nil {
 			prefetchLeaf(gr.u) // repositioned at the end
 		}
@@ -489,7 +495,7 @@ func (g *genC) upsert(r *record) {
 			g.addGrouping(s, gr.idx)
 		}
 		kind, ts = unitGrouping, gr.ts
-		r.unitPrefix, r.unitKey = unitHowTo, gid
+		r.unitPrefix, r.unitIdx = unitHowTo, gr.idx
 	}
 
 	// An existing unit is in the main list; a new one is not yet.
@@ -760,7 +766,7 @@ func (g *genC) partGrouping(r *record) (string, *float64, bool) {
 	if ok && p.ents == key {
 		return p.gid, p.pos, p.ok
 	}
-	gid, pos, found := r.act.PartGrouping()
+	gid, pos, found := r.dec.act.PartGrouping()
 	if !ok {
 		g.partMemo[h] = partResult{key, gid, pos, found}
 	}
@@ -1120,6 +1126,16 @@ func (g *genC) lastEntry(s *session, bound entryKey) (*record, entryKey, bool) {
 }
 
 // each flattens the main list into state.activities (computeSortedActivities.ts).
+func (g *genC) unitID(r *record) string {
+	switch r.unitPrefix {
+	case unitLivestream:
+		return g.sidAt[r.unitIdx]
+	case unitHowTo:
+		return g.gidAt[r.unitIdx]
+	}
+	return ""
+}
+
 func (g *genC) each(f func(*record) bool) {
 	emitEntries := func(s *session) bool {
 		for _, c := range s.chunks {

@@ -22,13 +22,9 @@ import (
 // ErrLogTooLong) and ordered widest first, so that there is no padding between them.
 type record struct {
 	raw json.RawMessage
-	// act is what the activity package's livestream and part-grouping readers look at. It lives
-	// in scratch storage that the next decode reuses, so it is valid only while the event that
-	// delivered the record is applied (or while the record is held); nil afterwards.
-	act *activity.Activity
-	// cd holds the channelData members the reducers read; like act it is scratch storage, dropped
-	// once the event that delivered the record has been applied.
-	cd *channelData
+	// dec is what the reducers read only while the event that delivered the record is applied
+	// (or while the record is held): scratch storage that the next decode reuses; nil afterwards.
+	dec *decoded
 	// ext holds the strings that are neither views of raw nor common values (see strRef and
 	// valueCode).
 	ext *recordStrings
@@ -37,9 +33,6 @@ type record struct {
 	ls *activity.Livestream
 	// ab is what the gen-a/gen-b reducer reads (nil in gen-c).
 	ab *abInfo
-	// unitKey with unitPrefix names the sorting unit (Item.Unit); they are joined only when the
-	// order is read.
-	unitKey string
 	// tsDate is +new Date(timestamp).
 	tsDate float64
 	// tsV and tsDef are ts(), the gen-c logical timestamp: a numeric webchat:sequence-id, else
@@ -47,13 +40,14 @@ type record struct {
 	tsV float64
 	// ltsV and ltsDef are lts(), +new Date(localTimestamp), undefined when the member is absent.
 	ltsV float64
-	// seq is the gen-a/gen-b webchat:sequence-id after Web Chat filled it in.
-	seq float64
 	// lid is the local id Web Chat keeps across revisions (gen-c) or a unique revision number.
 	lid int32
 	// rev numbers revisions uniquely; the keys walk uses it as the revision's identity.
 	rev     int32
 	arrival int32
+	// unitIdx with unitPrefix names the sorting unit (Item.Unit), which the engine spells out
+	// when the order is read (engine.unitID): gen-c's session or grouping index.
+	unitIdx int32
 	// id, clientActivityID (channelData) and replyToId, read through id(), cid() and
 	// replyToID(): they are views of raw, which hold no pointer for the garbage collector to
 	// follow, or, for a string with escapes, its decoded value in ext.
@@ -248,22 +242,26 @@ func (r *record) entityView() *activity.Activity {
 	return a
 }
 
-// detach gives a record that outlives its event (a held reply) its own copy of the scratch
-// storage behind act and cd.
+// decoded is a record's scratch storage.
+type decoded struct {
+	// act is what the activity package's livestream and part-grouping readers look at.
+	act activity.Activity
+	// cd holds the channelData members the reducers read.
+	cd channelData
+}
+
+// detach gives a record that outlives its event (a held reply) its own copy of its scratch
+// storage.
 func (r *record) detach() {
-	if r.act != nil {
-		a := *r.act
-		a.Entities = slices.Clone(a.Entities)
-		r.act = &a
-	}
-	if r.cd != nil {
-		cd := *r.cd
-		r.cd = &cd
+	if r.dec != nil {
+		d := *r.dec
+		d.act.Entities = slices.Clone(d.act.Entities)
+		r.dec = &d
 	}
 }
 
 // release drops the scratch storage once the record's event has been applied.
-func (r *record) release() { r.act, r.cd = nil, nil }
+func (r *record) release() { r.dec = nil }
 
 // unitPrefix is the kind part of Item.Unit.
 type unitPrefix uint8
@@ -314,9 +312,10 @@ func (r *record) ui() (sid string, shown bool) {
 	return sid, r.shown
 }
 
-func (r *record) item() Item {
+// item is the record as Order lists it; unitID is the id of its sorting unit (engine.unitID).
+func (r *record) item(unitID string) Item {
 	return Item{Name: r.name(), ID: r.id(), ClientActivityID: r.cid(), Pending: r.pending, Role: r.role(),
-		Activity: r.raw, Arrival: int(r.arrival), Unit: unitPrefixes[r.unitPrefix] + r.unitKey}
+		Activity: r.raw, Arrival: int(r.arrival), Unit: unitPrefixes[r.unitPrefix] + unitID}
 }
 
 // ErrNotObject is returned by Apply when an event's activity is not a JSON object.
@@ -324,11 +323,11 @@ var ErrNotObject = errors.New("sortkeys: activity is not a JSON object")
 
 // decodeRecord reads the members the model needs and applies Web Chat's normalisation on receipt
 // (WEBCHAT-ORDERING §3 step 1): null members are absent, and a missing role is inferred from
-// from.id and userID. The activity.Activity it points act at (scratch storage in mem) carries
+// from.id and userID. The activity.Activity in the record's dec (scratch storage in mem) carries
 // what the activity package's livestream and part-grouping readers look at: type, id, text (for
-// livestream candidates only, the one reader of it), channelData (livestream candidates only),
-// entities and whether there are attachments; from and attachment entries are not decoded. post
-// says the activity is a post's, which Web Chat does not normalise: a null timestamp stays.
+// livestream candidates only, the one reader of it), entities and whether there are attachments;
+// channelData's stream members are in dec.cd, and from and attachment entries are not decoded.
+// post says the activity is a post's, which Web Chat does not normalise: a null timestamp stays.
 func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas, post bool) (*record, error) {
 	t := jsonscan.TrimSpace(raw)
 	if len(t) == 0 || t[0] != '{' {
@@ -339,17 +338,16 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas, post bo
 	base := cap(raw)
 	r := mem.records.alloc()
 	r.raw = raw
-	cd := &mem.cd
+	r.dec = &mem.dec
+	cd := &mem.dec.cd
 	if mem.cdUsed {
 		// Only scanChannelData writes cd: after an activity without channelData it is still
 		// zero.
 		*cd, mem.cdUsed = channelData{}, false
 	}
-	r.cd = cd
-	a := &mem.act
+	a := &mem.dec.act
 	// decodeRecord sets these members of act and no other, so the rest stay zero.
 	a.Text, a.Attachments, a.Entities = "", nil, mem.ents[:0]
-	r.act = a
 	tsString, textPlain := false, false
 	var fromID, text []byte
 	var fromRole string
@@ -990,9 +988,8 @@ func roleOf(fid []byte, userID string) string {
 type decodeArenas struct {
 	records     arena[record]
 	livestreams arena[activity.Livestream]
-	// Scratch storage behind a record's act and cd while its event is applied.
-	act activity.Activity
-	cd  channelData
+	// Scratch storage behind a record's dec while its event is applied.
+	dec decoded
 	// cdUsed says cd may hold members of an earlier activity.
 	cdUsed bool
 	// ents keeps the room act.Entities grew to across activities without entities.

@@ -156,7 +156,7 @@ func literalInsertAt(list unitList, genB bool) func(*record) int {
 				}
 				continue
 			}
-			if seqKey(x.seq) > seqKey(r.seq) {
+			if seqKey(x.ab.seq) > seqKey(r.ab.seq) {
 				return i
 			}
 		}

@@ -17,6 +17,8 @@ type engine interface {
 	fulfilled(cid string, echo *record)
 	delete(id string)
 	each(f func(*record) bool)
+	// unitID is the id of the sorting unit r's unitPrefix and unitIdx name ("" for unitNone).
+	unitID(r *record) string
 }
 
 type state struct {
@@ -262,7 +264,7 @@ func (r *Replay) order() []Item {
 	// touch about twice that in fresh memory.
 	out := make([]Item, 0, r.length())
 	r.st.eng.each(func(rec *record) bool {
-		out = append(out, rec.item())
+		out = append(out, rec.item(r.st.eng.unitID(rec)))
 		return true
 	})
 	return out
