@@ -789,17 +789,18 @@ func foldTimestamp(out, ts jsNum) jsNum {
 	case !ts.def:
 		return out
 	case !out.def:
-		return num(math.Max(math.Inf(-1), ts.v))
+		return num(jsMax(math.Inf(-1), ts.v))
 	}
 	return num(jsMax(out.v, ts.v))
 }
 
-// jsMax is Math.max for two numbers: NaN if either is NaN.
+// jsMax is Math.max for two numbers: NaN if either is NaN (always the one bit pattern
+// math.NaN gives, which sameNum compares), and +0 above -0.
 func jsMax(a, b float64) float64 {
 	if math.IsNaN(a) || math.IsNaN(b) {
 		return math.NaN()
 	}
-	return math.Max(a, b)
+	return max(a, b)
 }
 
 // delete is DIRECT_LINE/DELETE_ACTIVITY (deleteActivityByLocalId.ts): the activity leaves every

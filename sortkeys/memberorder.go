@@ -50,11 +50,11 @@ func (t *memberNode) pull() {
 	}
 	if l := t.left; l != nil {
 		t.size += l.size
-		t.maxPos = math.Max(t.maxPos, l.maxPos)
+		t.maxPos = max(t.maxPos, l.maxPos)
 	}
 	if r := t.right; r != nil {
 		t.size += r.size
-		t.maxPos = math.Max(t.maxPos, r.maxPos)
+		t.maxPos = max(t.maxPos, r.maxPos)
 	}
 }
 

@@ -71,13 +71,13 @@ func (t *partNode) pull() {
 		t.maxPos, t.ts = l.maxPos, l.ts
 	}
 	if t.p.hasPos && !math.IsNaN(t.p.pos) {
-		t.maxPos = math.Max(t.maxPos, t.p.pos)
+		t.maxPos = max(t.maxPos, t.p.pos)
 	}
 	t.ts = foldTimestamp(t.ts, t.p.ts)
 	if r := t.right; r != nil {
 		r.parent = t
 		t.size += r.size
-		t.maxPos = math.Max(t.maxPos, r.maxPos)
+		t.maxPos = max(t.maxPos, r.maxPos)
 		t.ts = foldTimestamp(t.ts, r.ts)
 	}
 }
