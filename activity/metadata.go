@@ -117,7 +117,7 @@ func (a *Activity) livestreamFrom(md StreamMembers) (Livestream, bool) {
 	if a.ID == "" {
 		return Livestream{}, false
 	}
-	streamType, ok := jsonscan.StringValue(md.StreamType)
+	streamType, ok := streamTypeOf(md.StreamType)
 	if !ok {
 		return Livestream{}, false
 	}
@@ -172,6 +172,20 @@ func (a *Activity) livestreamFrom(md StreamMembers) (Livestream, bool) {
 		return ls, true
 	}
 	return Livestream{}, false
+}
+
+// streamTypeOf is the string value of a streamType member (ok false: not a string). The three
+// stream types, as they are usually written, come back as their constants without a copy.
+func streamTypeOf(raw json.RawMessage) (string, bool) {
+	switch string(raw) {
+	case `"` + StreamTypeStreaming + `"`:
+		return StreamTypeStreaming, true
+	case `"` + StreamTypeInformative + `"`:
+		return StreamTypeInformative, true
+	case `"` + StreamTypeFinal + `"`:
+		return StreamTypeFinal, true
+	}
+	return jsonscan.StringValue(raw)
 }
 
 // MirrorStreamInfo copies streamId, streamSequence and streamType from a streaminfo entity into

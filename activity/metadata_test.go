@@ -56,6 +56,10 @@ func TestLivestream(t *testing.T) {
 		{"null streamId", `{"type":"typing","id":"t","text":"x","channelData":{"streamId":null,"streamType":"streaming","streamSequence":1}}`, false, "", "", 0, false},
 		{"null streamId in the entity", `{"type":"typing","id":"t","text":"x","entities":[{"type":"streaminfo","streamId":null,"streamType":"streaming","streamSequence":1}]}`, false, "", "", 0, false},
 		{"non-string streamId", `{"type":"typing","id":"t","text":"x","channelData":{"streamId":5,"streamType":"streaming","streamSequence":1}}`, false, "", "", 0, false},
+		{"escaped streamType", `{"type":"typing","id":"s1","text":"A","channelData":{"streamType":"stre\u0061ming","streamSequence":1}}`, true, LivestreamInterim, "s1", 1, false},
+		{"escaped final", `{"type":"message","id":"f","text":"done","channelData":{"streamId":"s1","streamType":"\u0066inal"}}`, true, LivestreamFinal, "s1", inf, false},
+		{"streamType in another case", `{"type":"typing","id":"s1","text":"A","channelData":{"streamType":"Streaming","streamSequence":1}}`, false, "", "", 0, false},
+		{"non-string streamType", `{"type":"typing","id":"s1","text":"A","channelData":{"streamType":1,"streamSequence":1}}`, false, "", "", 0, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
