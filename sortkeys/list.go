@@ -108,7 +108,7 @@ const bmax = 64
 // ltsUndef[j], ltsAll[j] and seq[j]: a leaf's are its unit's own (unitAggs), an inner node's the
 // maxima over kid j's subtree. They never hold NaN, so > and == on them are exact.
 type bnode struct {
-	// The header first, in the line of the first units or kids.
+	// The header first, in the line of the first units.
 	parent *bnode
 	n      int
 	// slot is the entry of parent holding the node: walks up the tree read it instead of
@@ -120,11 +120,27 @@ type bnode struct {
 	// A replay rarely has quiet units: while mask is 0 the shifts that keep it skip it.
 	quiet int32
 	mask  uint64
+	// kids and cnt are an inner node's (newBnode), nil in a leaf: nearly every node is a leaf,
+	// which is 2.6 KB without them where it took a 4 KB size class with them.
+	kids  *[bmax]*bnode
+	cnt   *[bmax]int
 	units [bmax]*unit
-	kids  [bmax]*bnode
-	cnt   [bmax]int
 	// The keys last: they hold no pointers, so the garbage collector does not scan them.
 	ts, ltsUndef, ltsAll, seq [bmax]float64
+}
+
+// newBnode allocates a node, with its kids and counts in one allocation beside it when it is
+// an inner node.
+func newBnode(leaf bool) *bnode {
+	nd := &bnode{leaf: leaf}
+	if !leaf {
+		in := new(struct {
+			kids [bmax]*bnode
+			cnt  [bmax]int
+		})
+		nd.kids, nd.cnt = &in.kids, &in.cnt
+	}
+	return nd
 }
 
 // aggs are one entry's search keys: maxima over units whose ts is a number (ts), over plain units
@@ -266,7 +282,8 @@ func (nd *bnode) closeAt(j int) {
 // splitKid moves the entries of p's full kid j from h on into a new node at entry j+1.
 func (p *bnode) splitKid(j, h int) {
 	c := p.kids[j]
-	s := &bnode{parent: p, leaf: c.leaf, n: c.n - h}
+	s := newBnode(c.leaf)
+	s.parent, s.n = p, c.n-h
 	if c.leaf {
 		copy(s.units[:], c.units[h:c.n])
 		clear(c.units[h:c.n])
@@ -428,12 +445,13 @@ func (t *btreeList) insert(u *unit, s *search) {
 // splits it as for an insertion at its end (splitPoint).
 func (t *btreeList) growRoot(atEnd bool) {
 	if t.root == nil {
-		t.root = &bnode{leaf: true}
+		t.root = newBnode(true)
 	}
 	if t.root.n < bmax {
 		return
 	}
-	r := &bnode{n: 1, quiet: t.root.quiet}
+	r := newBnode(false)
+	r.n, r.quiet = 1, t.root.quiet
 	r.kids[0] = t.root
 	a, n := t.root.summary()
 	r.set(0, a)
