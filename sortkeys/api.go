@@ -159,8 +159,9 @@ type Replay struct {
 func New(opts Options) *Replay { return newReplay(opts) }
 
 // Apply applies one event. It returns an error only for unusable input (an activity that is not
-// a JSON object, an unknown op, a fulfilled event without clientActivityID) and, after
-// math.MaxInt32 events, ErrLogTooLong; the state is then unchanged. The Replay keeps ev.Activity
+// a JSON object or is larger than 2 GiB − 1 bytes, ErrActivityTooLarge; an unknown op; a
+// fulfilled event without clientActivityID) and, after math.MaxInt32 events, ErrLogTooLong; the
+// state is then unchanged. The Replay keeps ev.Activity
 // (Item.Activity hands it back) and reads ids from its bytes in place: the caller must not modify
 // them afterwards.
 func (r *Replay) Apply(ev Event) error { return r.apply(ev) }

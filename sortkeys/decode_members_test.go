@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/directline-go/directline/activity"
 	"github.com/directline-go/directline/activity/jsonscan"
@@ -23,7 +24,7 @@ func decodeRecordByMembers(raw json.RawMessage, userID string, mem *decodeArenas
 	// offset into raw.
 	base := cap(raw)
 	r := mem.records.alloc()
-	r.raw = raw
+	r.rawPtr, r.rawLen = unsafe.SliceData(raw), int32(len(raw))
 	r.dec = &mem.dec
 	cd := &mem.dec.cd
 	*cd = channelData{}
@@ -63,9 +64,9 @@ func decodeRecordByMembers(raw json.RawMessage, userID string, mem *decodeArenas
 			text = v
 			r.textKind = textOther
 			if inner, ok := jsonscan.PlainString(v); ok {
-				r.textKind, r.hasText = textString, len(inner) > 0
+				r.textKind = textKindOf(len(inner) > 0)
 			} else if s, ok := jsonscan.StringValue(v); ok {
-				r.textKind, r.hasText = textString, s != ""
+				r.textKind = textKindOf(s != "")
 			}
 		case "timestamp":
 			// A repeated member: the last one is the activity's, string or not.

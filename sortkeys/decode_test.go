@@ -47,7 +47,7 @@ func fmtJSNum(n jsNum) string { return fmtNum(n.def, n.v) }
 // viewOfRecord reads a record as the replay does right after decoding it.
 func viewOfRecord(r *record) decodeView {
 	v := decodeView{Typ: r.typ(), ID: r.id(), ReplyToID: r.replyToID(), Cid: r.cid(), Role: r.role(),
-		IDIsString: r.idIsString, HasText: r.hasText, HasAttachments: r.hasAttachments, HasTS: r.hasTimestamp,
+		IDIsString: r.idIsString, HasText: r.hasText(), HasAttachments: r.hasAttachments, HasTS: r.hasTimestamp,
 		AttachmentsOther: r.attachmentsOther, IDKey: r.idKey(), CidKey: r.cidKey(), TextKind: r.textKind, Ts: fmtJSNum(r.ts()), Lts: fmtJSNum(r.lts()),
 		PostBack: r.postBack, MessageBackHidden: r.messageBackHidden, Entities: string(r.rawEntities()),
 		Livestream: r.ls, SeqID: string(r.dec.cd.seqID), StreamID: string(r.dec.cd.stream.StreamID),
@@ -98,7 +98,10 @@ func referenceView(raw []byte, userID string) (decodeView, bool) {
 	if t, ok := m["text"]; ok {
 		v.TextKind = textOther
 		if s, ok := str(t); ok {
-			v.TextKind, v.HasText, a.Text = textString, s != "", s
+			v.TextKind, v.HasText, a.Text = textEmpty, s != "", s
+			if s != "" {
+				v.TextKind = textNonEmpty
+			}
 		}
 	}
 	v.ReplyToID, _ = str(m["replyToId"])

@@ -244,7 +244,7 @@ func (g *genAB) patch(r *record) {
 			key, seq = r.ab.ls.sessionID, r.ab.ls.seq
 			group = g.byStream[key]
 		}
-	} else if r.textKind == textString && r.typ() == activity.TypeTyping {
+	} else if r.textIsString() && r.typ() == activity.TypeTyping {
 		if s, ok := jsonNumber(r.dec.cd.stream.StreamSequence); ok && r.ab.streamKey != "" {
 			key, seq = r.ab.streamKey, s
 			group = g.byStream[key]

@@ -42,3 +42,37 @@ func TestLogTooLong(t *testing.T) {
 		}
 	}
 }
+
+// TestActivityTooLarge lowers the longest activity a record holds: one of that length is applied,
+// a byte more is refused and changes nothing, whichever event delivers it.
+func TestActivityTooLarge(t *testing.T) {
+	defer func(n int) { maxActivityLen = n }(maxActivityLen)
+	fits := `{"type":"message","id":"m","from":{"id":"bot"}}`
+	maxActivityLen = len(fits)
+	over := `{"type":"message","id":"m2","from":{"id":"bot"}}`
+	for _, p := range []Profile{GenC, GenA} {
+		for _, c := range []struct {
+			name string
+			ev   Event
+			want error
+		}{
+			{"incoming that fits", in(fits), nil},
+			{"incoming a byte longer", in(over), ErrActivityTooLarge},
+			{"post a byte longer", Event{Op: OpPost, Activity: json.RawMessage(over)}, ErrActivityTooLarge},
+			{"echo a byte longer", Event{Op: OpFulfilled, ClientActivityID: "c", Activity: json.RawMessage(over)}, ErrActivityTooLarge},
+		} {
+			r := New(Options{Profile: p})
+			if err := r.Apply(c.ev); !errors.Is(err, c.want) {
+				t.Errorf("%s/%s: %v, want %v", p, c.name, err, c.want)
+				continue
+			}
+			want := 1
+			if c.want != nil {
+				want = 0
+			}
+			if r.Len() != want {
+				t.Errorf("%s/%s: %d activities, want %d", p, c.name, r.Len(), want)
+			}
+		}
+	}
+}

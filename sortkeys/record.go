@@ -19,9 +19,11 @@ import (
 // renderer read after the event that delivered it; what the entity readers need is rebuilt from
 // raw on the rare occasions they run later. A long replay keeps one per event, and its speed is
 // bound by the memory they take: the members are as narrow as the replay allows (see
-// ErrLogTooLong) and ordered widest first, so that there is no padding between them.
+// ErrLogTooLong and ErrActivityTooLarge) and ordered widest first, so that there is no padding between them.
 type record struct {
-	raw json.RawMessage
+	// rawPtr and rawLen are the activity as delivered (raw): a pointer and a 32-bit length take
+	// 12 bytes where a slice takes 24.
+	rawPtr *byte
 	// dec is what the reducers read only while the event that delivered the record is applied
 	// (or while the record is held): scratch storage that the next decode reuses; nil afterwards.
 	dec *decoded
@@ -45,6 +47,7 @@ type record struct {
 	// rev numbers revisions uniquely; the keys walk uses it as the revision's identity.
 	rev     int32
 	arrival int32
+	rawLen  int32
 	// unitIdx with unitPrefix names the sorting unit (Item.Unit), which the engine spells out
 	// when the order is read (engine.unitID): gen-c's session or grouping index.
 	unitIdx int32
@@ -63,12 +66,11 @@ type record struct {
 	// idKeyed, cidKeyed and replyKeyed say ext holds idKey's, cidKey's or replyKey's key of a
 	// member that is not a string; replyObject that replyToId is an object or an array.
 	idKeyed, cidKeyed, replyKeyed, replyObject bool
-	// idIsString and textKind say how id and text were sent (JavaScript typeof checks); hasText
-	// is a non-empty string text; hasAttachments a non-empty attachments array; hasTimestamp is
+	// idIsString and textKind say how id and text were sent (JavaScript typeof checks, and
+	// whether a string is empty); hasAttachments a non-empty attachments array; hasTimestamp is
 	// timestamp's presence.
 	idIsString     bool
 	textKind       uint8
-	hasText        bool
 	hasAttachments bool
 	// attachmentsOther: attachments is there but not an array.
 	attachmentsOther bool
@@ -113,8 +115,11 @@ func (r *record) str(ref strRef, which int) string {
 	if ref.n == 0 {
 		return ""
 	}
-	return unsafe.String(&r.raw[ref.off], int(ref.n))
+	return unsafe.String((*byte)(unsafe.Add(unsafe.Pointer(r.rawPtr), ref.off)), int(ref.n))
 }
+
+// raw is the activity as delivered.
+func (r *record) raw() json.RawMessage { return unsafe.Slice(r.rawPtr, r.rawLen) }
 
 func (r *record) id() string  { return r.str(r.idRef, strID) }
 func (r *record) cid() string { return r.str(r.cidRef, strCid) }
@@ -212,8 +217,9 @@ func (r *record) code(s string, which int) valueCode {
 // not a string (the member then reads as ""). A string without escapes is kept as a view of raw
 // (which the replay keeps as it was given), as viewOf would read it.
 func (r *record) strOf(v []byte, which int) (ref strRef, ok bool) {
-	if inner, plain := jsonscan.PlainString(v); plain && len(r.raw) <= math.MaxInt32 {
-		return strRef{off: int32(cap(r.raw) - cap(inner)), n: int32(len(inner))}, true
+	if inner, plain := jsonscan.PlainString(v); plain {
+		off := uintptr(unsafe.Pointer(unsafe.SliceData(inner))) - uintptr(unsafe.Pointer(r.rawPtr))
+		return strRef{off: int32(off), n: int32(len(inner))}, true
 	}
 	s, ok := jsonscan.StringValue(v)
 	if s == "" {
@@ -231,7 +237,7 @@ func (r *record) rawEntities() json.RawMessage {
 	if r.entEnd == 0 {
 		return nil
 	}
-	return r.raw[r.entStart:r.entEnd]
+	return r.raw()[r.entStart:r.entEnd]
 }
 
 // entityView is an Activity holding just the entities, for the Message entity reader after the
@@ -278,9 +284,25 @@ var unitPrefixes = [...]string{unitNone: "", unitLivestream: "livestream:", unit
 // textKind values: how text was sent.
 const (
 	textAbsent = iota
-	textString
+	textEmpty
+	// textNonEmpty is a string other than "".
+	textNonEmpty
 	textOther
 )
+
+// textKindOf is the textKind of a string text.
+func textKindOf(nonEmpty bool) uint8 {
+	if nonEmpty {
+		return textNonEmpty
+	}
+	return textEmpty
+}
+
+// textIsString says text is a string (typeof text === 'string').
+func (r *record) textIsString() bool { return r.textKind == textEmpty || r.textKind == textNonEmpty }
+
+// hasText says text is a non-empty string.
+func (r *record) hasText() bool { return r.textKind == textNonEmpty }
 
 // channelData: raw members as sent (nil when absent; JSON null is kept, as Web Chat keeps it
 // inside channelData).
@@ -315,11 +337,18 @@ func (r *record) ui() (sid string, shown bool) {
 // item is the record as Order lists it; unitID is the id of its sorting unit (engine.unitID).
 func (r *record) item(unitID string) Item {
 	return Item{Name: r.name(), ID: r.id(), ClientActivityID: r.cid(), Pending: r.pending, Role: r.role(),
-		Activity: r.raw, Arrival: int(r.arrival), Unit: unitPrefixes[r.unitPrefix] + unitID}
+		Activity: r.raw(), Arrival: int(r.arrival), Unit: unitPrefixes[r.unitPrefix] + unitID}
 }
 
 // ErrNotObject is returned by Apply when an event's activity is not a JSON object.
 var ErrNotObject = errors.New("sortkeys: activity is not a JSON object")
+
+// ErrActivityTooLarge is returned by Apply for an activity of more than 2 GiB − 1 bytes: a record
+// locates its members with 32-bit offsets.
+var ErrActivityTooLarge = errors.New("sortkeys: activity too large")
+
+// maxActivityLen is the longest activity a record holds (math.MaxInt32 bytes; tests lower it).
+var maxActivityLen = math.MaxInt32
 
 // decodeRecord reads the members the model needs and applies Web Chat's normalisation on receipt
 // (WEBCHAT-ORDERING §3 step 1): null members are absent, and a missing role is inferred from
@@ -329,6 +358,9 @@ var ErrNotObject = errors.New("sortkeys: activity is not a JSON object")
 // channelData's stream members are in dec.cd, and from and attachment entries are not decoded.
 // post says the activity is a post's, which Web Chat does not normalise: a null timestamp stays.
 func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas, post bool) (*record, error) {
+	if len(raw) > maxActivityLen {
+		return nil, ErrActivityTooLarge
+	}
 	t := jsonscan.TrimSpace(raw)
 	if len(t) == 0 || t[0] != '{' {
 		return nil, ErrNotObject
@@ -337,7 +369,7 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas, post bo
 	// offset into raw.
 	base := cap(raw)
 	r := mem.records.alloc()
-	r.raw = raw
+	r.rawPtr, r.rawLen = unsafe.SliceData(raw), int32(len(raw))
 	r.dec = &mem.dec
 	cd := &mem.dec.cd
 	if mem.cdUsed {
@@ -400,14 +432,10 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas, post bo
 				r.setType(typ)
 			case "id":
 				r.idKeyed = false
-				if len(raw) <= math.MaxInt32 {
-					r.idRef, r.idIsString = strRef{off: int32(base - cap(t) + i + 1), n: int32(vend - i - 2)}, true
-				} else {
-					r.idRef, r.idIsString = r.strOf(t[i:vend], strID)
-				}
+				r.idRef, r.idIsString = strRef{off: int32(base - cap(t) + i + 1), n: int32(vend - i - 2)}, true
 			case "text":
 				text, textPlain = t[i:vend], true
-				r.textKind, r.hasText = textString, vend-i > 2
+				r.textKind = textKindOf(vend-i > 2)
 			case "timestamp":
 				// A plain string is its inside: jsDateValue would parse just that, and parseDate
 				// starts with the fixed form.
@@ -420,11 +448,7 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas, post bo
 				r.ltsDef, r.ltsV = true, parseDate(t[i+1:vend-1])
 			case "replyToId":
 				r.replyKeyed, r.replyObject = false, false
-				if len(raw) <= math.MaxInt32 {
-					r.replyRef = strRef{off: int32(base - cap(t) + i + 1), n: int32(vend - i - 2)}
-				} else {
-					r.replyRef, _ = r.strOf(t[i:vend], strReplyTo)
-				}
+				r.replyRef = strRef{off: int32(base - cap(t) + i + 1), n: int32(vend - i - 2)}
 			case "from":
 				// Not an object: from counts as absent.
 				hasFrom, fromID, fromRole = false, nil, ""
@@ -467,7 +491,7 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas, post bo
 				case "id":
 					r.idRef, r.idIsString, r.idKeyed = strRef{}, false, false
 				case "text":
-					text, textPlain, r.textKind, r.hasText = nil, false, textAbsent, false
+					text, textPlain, r.textKind = nil, false, textAbsent
 				case "timestamp":
 					r.hasTimestamp, r.tsDate, tsString = false, 0, false
 				case "localTimestamp":
@@ -517,9 +541,9 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas, post bo
 				text, textPlain = v, false
 				r.textKind = textOther
 				if inner, ok := jsonscan.PlainString(v); ok {
-					r.textKind, r.hasText = textString, len(inner) > 0
+					r.textKind = textKindOf(len(inner) > 0)
 				} else if s, ok := jsonscan.StringValue(v); ok {
-					r.textKind, r.hasText = textString, s != ""
+					r.textKind = textKindOf(s != "")
 				}
 			}
 		case "timestamp":

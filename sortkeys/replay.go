@@ -208,7 +208,7 @@ func (st *state) deliver(rec *record) {
 	st.eng.incoming(rec)
 	rec.release()
 	if echo {
-		st.echoed[cid] = rec.raw
+		st.echoed[cid] = rec.raw()
 	}
 	if fulfil != nil {
 		st.eng.fulfilled(cid, fulfil)

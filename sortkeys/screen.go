@@ -183,7 +183,7 @@ func (w *keyWalk) bubbles(ui []*record) []Bubble {
 		shown := ui[g.last]
 		if _, ok := shown.ui(); ok {
 			out = append(out, Bubble{Name: shown.name(), Key: w.keys[g.first], First: g.first, IDs: ids[g.at-g.n : g.at : g.at],
-				Activity: shown.raw, Role: shown.role()})
+				Activity: shown.raw(), Role: shown.role()})
 		}
 	}
 	return out
@@ -210,7 +210,7 @@ func visible(r *record) bool {
 }
 
 func hasContent(r *record) bool {
-	if r.hasText || r.hasAttachments {
+	if r.hasText() || r.hasAttachments {
 		return true
 	}
 	if !r.mayAbstract {
