@@ -26,7 +26,9 @@ func TestBtreeListMatchesSliceList(t *testing.T) {
 		}
 		randomize := func(u *unit) {
 			u.kind = unitKind(rng.IntN(3))
-			u.ts, u.lts, u.seq = key(), key(), float64(rng.IntN(300))
+			u.setTS(key())
+			u.setLTS(key())
+			u.seq = float64(rng.IntN(300))
 		}
 		fast, ref := newBtreeList(), &sliceList{}
 		var in []*unit
@@ -158,12 +160,12 @@ func TestBtreeRepositionInPlace(t *testing.T) {
 	clock := 0.0
 	for n := 0; n < 6000; n++ {
 		clock += float64(rng.IntN(3))
-		u := &unit{kind: unitKind(rng.IntN(3)), ts: num(clock), lts: num(clock - float64(rng.IntN(5)))}
+		u := &unit{kind: unitKind(rng.IntN(3)), tsDef: true, tsV: clock, ltsDef: true, ltsV: clock - float64(rng.IntN(5))}
 		switch rng.IntN(12) {
 		case 0:
-			u.ts = undef
+			u.setTS(undef)
 		case 1:
-			u.ts = num(math.NaN())
+			u.setTS(num(math.NaN()))
 		}
 		i := ref.FirstGreater(u)
 		fast.Insert(u, i)
@@ -177,9 +179,9 @@ func TestBtreeRepositionInPlace(t *testing.T) {
 			// The most recent units are revised most often.
 			u = in[len(in)-1-rng.IntN(min(len(in), 20))]
 		}
-		changed := rng.IntN(4) == 0 && u.ts.isNumber()
+		changed := rng.IntN(4) == 0 && u.ts().isNumber()
 		if changed {
-			u.ts = num(u.ts.v + float64(rng.IntN(3)))
+			u.setTS(num(u.tsV + float64(rng.IntN(3))))
 		}
 		if fast.staysPut(u) {
 			stays++

@@ -525,22 +525,22 @@ func (g *genC) upsert(r *record) {
 			gr.u = u
 		}
 	}
-	wasTs, wasLts := u.ts, u.lts
-	u.ts = ts
+	wasTs, wasLts := u.ts(), u.lts()
+	u.setTS(ts)
 	if kind == unitActivity {
-		u.lts = r.lts()
+		u.setLTS(r.lts())
 	}
 	if kind != unitActivity {
 		// A plain unit left behind for this local id (an activity that later joined a session or
 		// a grouping) compares by the current revision's localTimestamp.
 		if pu := lc.plain; pu != nil {
 			pu.rec = r
-			pu.lts = r.lts()
+			pu.setLTS(r.lts())
 			g.list.Refresh(pu)
 		}
 	}
 	if !fresh {
-		g.list.Reposition(u, !sameNum(wasTs, u.ts) || !sameNum(wasLts, u.lts))
+		g.list.Reposition(u, !sameNum(wasTs, u.ts()) || !sameNum(wasLts, u.lts()))
 		return
 	}
 	g.list.InsertOrdered(u)
@@ -840,7 +840,7 @@ func (g *genC) delete(id string) {
 		if gr.parts.len() > 0 {
 			gr.ts = gr.parts.ts()
 			if u := gr.u; u != nil {
-				u.ts = gr.ts
+				u.setTS(gr.ts)
 				g.list.Refresh(u)
 				if gr.loud == 0 {
 					g.list.Quiet(u, true)

@@ -70,7 +70,7 @@ func TestPrefetchLeaf(t *testing.T) {
 	fast, ref := newBtreeList(), &sliceList{}
 	var in []*unit
 	for n := 0; n < 3000; n++ {
-		u := &unit{kind: unitActivity, ts: num(float64(rng.IntN(500)))}
+		u := &unit{kind: unitActivity, tsDef: true, tsV: float64(rng.IntN(500))}
 		i := ref.FirstGreater(u)
 		fast.Insert(u, i)
 		ref.Insert(u, i)

@@ -22,6 +22,9 @@ type unit struct {
 	// slot is where u was last seen in its leaf: a hint that shifts inside the leaf leave stale
 	// (they do not touch the units they move), checked before the leaf is scanned.
 	slot uint8
+	// tsDef and ltsDef go with tsV and ltsV (ts and lts): beside kind, they take no room of
+	// their own.
+	tsDef, ltsDef bool
 	// lid is a gen-c plain unit's local id: the order is read without touching its record. In
 	// gen-a and gen-b it is the unit's index in its byStream group instead.
 	lid int32
@@ -31,15 +34,20 @@ type unit struct {
 	// through them without looking their ids up.
 	sess *session
 	grp  *grouping
-	// ts is the logical timestamp the entry was inserted with (gen-c).
-	ts jsNum
-	// lts is +new Date(localTimestamp) of a plain unit's current revision (gen-c).
-	lts jsNum
+	// ts() is the logical timestamp the entry was inserted with (gen-c).
+	tsV float64
+	// lts() is +new Date(localTimestamp) of a plain unit's current revision (gen-c).
+	ltsV float64
 	// seq is (webchat:sequence-id || 0) (gen-a, gen-b).
 	seq float64
 	// leaf is the B-tree leaf holding the unit (nil while out of the list).
 	leaf *bnode
 }
+
+func (u *unit) ts() jsNum        { return jsNum{def: u.tsDef, v: u.tsV} }
+func (u *unit) lts() jsNum       { return jsNum{def: u.ltsDef, v: u.ltsV} }
+func (u *unit) setTS(ts jsNum)   { u.tsDef, u.tsV = ts.def, ts.v }
+func (u *unit) setLTS(lts jsNum) { u.ltsDef, u.ltsV = lts.def, lts.v }
 
 // unitList is the ordered main list. btreeList is the production implementation; the tests hold
 // a linear one with the same contract.
@@ -77,11 +85,11 @@ type unitList interface {
 // defined (NaN never greater), else localTimestamps when both are plain activities carrying one,
 // else never.
 func greater(x, q *unit) bool {
-	if x.ts.def && q.ts.def {
-		return x.ts.v > q.ts.v
+	if x.tsDef && q.tsDef {
+		return x.tsV > q.tsV
 	}
-	if x.kind == unitActivity && q.kind == unitActivity && x.lts.def && q.lts.def {
-		return x.lts.v > q.lts.v
+	if x.kind == unitActivity && q.kind == unitActivity && x.ltsDef && q.ltsDef {
+		return x.ltsV > q.ltsV
 	}
 	return false
 }
@@ -153,13 +161,13 @@ var negInf = math.Inf(-1)
 // unitAggs are u's own search keys.
 func unitAggs(u *unit) aggs {
 	a := aggs{negInf, negInf, negInf, u.seq}
-	if u.ts.isNumber() {
-		a.ts = u.ts.v
+	if u.ts().isNumber() {
+		a.ts = u.tsV
 	}
-	if u.kind == unitActivity && u.lts.isNumber() {
-		a.ltsAll = u.lts.v
-		if !u.ts.def {
-			a.ltsUndef = u.lts.v
+	if u.kind == unitActivity && u.lts().isNumber() {
+		a.ltsAll = u.ltsV
+		if !u.tsDef {
+			a.ltsUndef = u.ltsV
 		}
 	}
 	return a
@@ -810,14 +818,14 @@ func firstIn(nd *bnode, base int, s *search, from int) int {
 // greaterSearch is the search for units X with greater(X, q); any is false when no unit can
 // compare greater than q.
 func greaterSearch(q *unit) (s search, any bool) {
-	qPlainLts := q.kind == unitActivity && q.lts.isNumber()
-	s = search{v: q.ts.v, lts: q.lts.v, plainLts: qPlainLts}
+	qPlainLts := q.kind == unitActivity && q.lts().isNumber()
+	s = search{v: q.tsV, lts: q.ltsV, plainLts: qPlainLts}
 	switch {
-	case q.ts.isNumber():
+	case q.ts().isNumber():
 		s.mode = searchTs
 	case !qPlainLts:
 		return s, false
-	case q.ts.def: // NaN: only the localTimestamp fallback against units without ts can win
+	case q.tsDef: // NaN: only the localTimestamp fallback against units without ts can win
 		s.mode = searchLtsUndef
 	default:
 		s.mode = searchLtsAll
