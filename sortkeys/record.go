@@ -19,7 +19,8 @@ import (
 // renderer read after the event that delivered it; what the entity readers need is rebuilt from
 // raw on the rare occasions they run later. A long replay keeps one per event, and its speed is
 // bound by the memory they take: the members are as narrow as the replay allows (see
-// ErrLogTooLong and ErrActivityTooLarge) and ordered widest first, so that there is no padding between them.
+// ErrLogTooLong and ErrActivityTooLarge) and ordered widest first, so that there is no padding
+// between them.
 type record struct {
 	// rawPtr and rawLen are the activity as delivered (raw): a pointer and a 32-bit length take
 	// 12 bytes where a slice takes 24.
@@ -49,7 +50,8 @@ type record struct {
 	arrival int32
 	rawLen  int32
 	// unitIdx with unitPrefix names the sorting unit (Item.Unit), which the engine spells out
-	// when the order is read (engine.unitID): gen-c's session or grouping index.
+	// when the order is read (engine.unitID): gen-c's session or grouping index (gen-b's part
+	// grouping is abInfo.partOf).
 	unitIdx int32
 	// id, clientActivityID (channelData) and replyToId, read through id(), cid() and
 	// replyToID(): they are views of raw, which hold no pointer for the garbage collector to
