@@ -1126,7 +1126,7 @@ func (g *genC) lastEntry(s *session, bound entryKey) (*record, entryKey, bool) {
 	return g.act(int(e.lid)), e.key(), true
 }
 
-// each flattens the main list into state.activities (computeSortedActivities.ts).
+// unitID is the id of the session or grouping a record's unitIdx names.
 func (g *genC) unitID(r *record) string {
 	switch r.unitPrefix {
 	case unitLivestream:
@@ -1137,6 +1137,7 @@ func (g *genC) unitID(r *record) string {
 	return ""
 }
 
+// each flattens the main list into state.activities (computeSortedActivities.ts).
 func (g *genC) each(f func(*record) bool) {
 	emitEntries := func(s *session) bool {
 		for _, c := range s.chunks {
