@@ -131,8 +131,11 @@ type genC struct {
 	ghosts map[int][]*record
 	// topGhostEnd is local.ghostEnd for the top (anchor -1).
 	topGhostEnd int32
-	// links[0] is unused: index 0 ends a chain.
-	links []link
+	// links holds the links of every local id in chunks of linkChunk, which are never moved:
+	// one slice grown by doubling allocated twice what it kept and copied it at each doubling.
+	// Index 0 is unused: it ends a chain.
+	links  [][]link
+	nLinks int32
 	// manyLinks holds every link of the local ids linked to more than linkScan sessions and
 	// groupings (one id re-delivered into a new grouping each time), so that isLinked does not
 	// walk their long chains.
@@ -159,7 +162,7 @@ func newGenC(list unitList) *genC {
 		sessionIDs: newIDTable(), sessionList: make([]*session, 1), groupIDs: newIDTable(), groupList: make([]*grouping, 1),
 		sidAt: make([]string, 1), gidAt: make([]string, 1),
 		ghosts:   map[int][]*record{},
-		partMemo: map[uint64]partResult{}, memoSeed: maphash.MakeSeed(), links: make([]link, 1)}
+		partMemo: map[uint64]partResult{}, memoSeed: maphash.MakeSeed(), links: [][]link{make([]link, linkChunk)}, nLinks: 1}
 }
 
 // local is what gen-c keeps per local id.
@@ -181,13 +184,31 @@ type local struct {
 // sessionList or groupList. An index is never reused, and a session or grouping is deleted only
 // once every local id linked to it is, so the index names what its id would. next chains the
 // local id's links from the last made to the first (0: the end), so that a link is added without
-// walking the others. The links of every local id share
-// one slice, which holds no pointer: no allocation per local id, nothing for the garbage
-// collector to scan.
+// walking the others. The links of every local id share chunks that hold no pointer: no
+// allocation per local id, nothing for the garbage collector to scan.
 type link struct {
-	idx   int32
-	group bool
-	next  int32
+	// ref is the index, shifted left by one, with the low bit set for a grouping.
+	ref  uint32
+	next int32
+}
+
+func newLink(idx int, group bool, next int32) link {
+	l := link{ref: uint32(idx) << 1, next: next}
+	if group {
+		l.ref |= 1
+	}
+	return l
+}
+
+func (l *link) idx() int32  { return int32(l.ref >> 1) }
+func (l *link) group() bool { return l.ref&1 != 0 }
+
+const linkChunk = 1024
+
+// linkAt is the link of index i.
+func (g *genC) linkAt(i int32) *link {
+	u := uint32(i) // unsigned: the chunk and the offset are a shift and a mask
+	return &g.links[u/linkChunk][u%linkChunk]
 }
 
 // linkScan is the number of a local id's links that isLinked walks; beyond it, manyLinks holds
@@ -235,10 +256,14 @@ func (g *genC) addLink(lid int32, lc *local, idx int, group bool) {
 	if g.isLinked(lid, lc, idx, group) {
 		return
 	}
-	g.links = append(g.links, link{idx: int32(idx), group: group, next: lc.links})
-	lc.links = int32(len(g.links) - 1)
+	if g.nLinks%linkChunk == 0 {
+		g.links = append(g.links, make([]link, linkChunk))
+	}
+	*g.linkAt(g.nLinks) = newLink(idx, group, lc.links)
+	lc.links = g.nLinks
+	g.nLinks++
 	n := 0
-	for i := lc.links; i != 0 && n <= linkScan+1; i = g.links[i].next {
+	for i := lc.links; i != 0 && n <= linkScan+1; i = g.linkAt(i).next {
 		n++
 	}
 	switch {
@@ -246,8 +271,8 @@ func (g *genC) addLink(lid int32, lc *local, idx int, group bool) {
 		if g.manyLinks == nil {
 			g.manyLinks = map[linkKey]struct{}{}
 		}
-		for i := lc.links; i != 0; i = g.links[i].next {
-			g.manyLinks[linkKey{lid, g.links[i].idx, g.links[i].group}] = struct{}{}
+		for i := lc.links; i != 0; i = g.linkAt(i).next {
+			g.manyLinks[linkKey{lid, g.linkAt(i).idx(), g.linkAt(i).group()}] = struct{}{}
 		}
 	case n > linkScan+1:
 		g.manyLinks[linkKey{lid, int32(idx), group}] = struct{}{}
@@ -258,12 +283,12 @@ func (g *genC) addLink(lid int32, lc *local, idx int, group bool) {
 // index idx.
 func (g *genC) isLinked(lid int32, lc *local, idx int, group bool) bool {
 	n := 0
-	for i := lc.links; i != 0; i = g.links[i].next {
+	for i := lc.links; i != 0; i = g.linkAt(i).next {
 		if n == linkScan {
 			_, ok := g.manyLinks[linkKey{lid, int32(idx), group}]
 			return ok
 		}
-		if g.links[i].group == group && int(g.links[i].idx) == idx {
+		if l := g.linkAt(i); l.group() == group && int(l.idx()) == idx {
 			return true
 		}
 		n++
@@ -274,9 +299,9 @@ func (g *genC) isLinked(lid int32, lc *local, idx int, group bool) bool {
 // linked lists the indices of lid's sessions or groupings, in the order they were linked.
 func (g *genC) linked(lid int, group bool) []int {
 	var out []int
-	for i := g.loc(lid).links; i != 0; i = g.links[i].next {
-		if g.links[i].group == group {
-			out = append(out, int(g.links[i].idx))
+	for i := g.loc(lid).links; i != 0; i = g.linkAt(i).next {
+		if l := g.linkAt(i); l.group() == group {
+			out = append(out, int(l.idx()))
 		}
 	}
 	slices.Reverse(out)
@@ -287,12 +312,12 @@ func (g *genC) linked(lid int, group bool) []int {
 func (g *genC) unlink(lid int) {
 	lc := g.loc(lid)
 	n := 0
-	for i := lc.links; i != 0 && n <= linkScan; i = g.links[i].next {
+	for i := lc.links; i != 0 && n <= linkScan; i = g.linkAt(i).next {
 		n++
 	}
 	if n > linkScan {
-		for i := lc.links; i != 0; i = g.links[i].next {
-			delete(g.manyLinks, linkKey{int32(lid), g.links[i].idx, g.links[i].group})
+		for i := lc.links; i != 0; i = g.linkAt(i).next {
+			delete(g.manyLinks, linkKey{int32(lid), g.linkAt(i).idx(), g.linkAt(i).group()})
 		}
 	}
 	lc.links = 0
@@ -1022,10 +1047,10 @@ func (g *genC) firstAppearance(lid int) (appearance, bool) {
 	if lc.plain != nil {
 		note(appearance{unit: g.list.Index(lc.plain)})
 	}
-	for i := lc.links; i != 0; i = g.links[i].next {
-		l := g.links[i]
-		if l.group {
-			gr := g.groupList[l.idx]
+	for i := lc.links; i != 0; i = g.linkAt(i).next {
+		l := g.linkAt(i)
+		if l.group() {
+			gr := g.groupList[l.idx()]
 			if gr == nil || gr.u == nil {
 				continue
 			}
@@ -1034,7 +1059,7 @@ func (g *genC) firstAppearance(lid int) (appearance, bool) {
 			}
 			continue
 		}
-		s := g.sessionList[l.idx]
+		s := g.sessionList[l.idx()]
 		if s == nil {
 			continue
 		}
