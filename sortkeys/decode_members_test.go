@@ -168,8 +168,7 @@ func decodeRecordByMembers(raw json.RawMessage, userID string, mem *decodeArenas
 			}
 		}
 		if ls, ok := a.Livestream(); ok && r.livestreamShape() {
-			r.ls = mem.livestreams.alloc()
-			*r.ls = ls
+			r.keepLivestream(ls, cd, mem)
 		}
 	}
 	return r, nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strconv"
 	"testing"
 
 	"github.com/directline-go/directline/activity"
@@ -20,13 +21,27 @@ type decodeView struct {
 	TsDate, Ts, Lts                               string
 	PostBack, MessageBackHidden                   bool
 	Entities                                      string
-	Livestream                                    *activity.Livestream
+	Livestream                                    *lsView
 	PartOf                                        string
 	Position                                      string
 	Grouped, Abstract                             bool
 	SeqID, StreamID, StreamSequence, EntityPartOf string
 	EntityPosition, ChannelDataRaw                string
 	StreamType                                    bool
+}
+
+// lsView is a revision's livestream metadata as the replay keeps it (streamInfo); Sequence is
+// formatted, as json.Marshal refuses the +Inf of a final revision.
+type lsView struct {
+	SessionID, Sequence string
+	Final, Contentless  bool
+}
+
+func lsViewOf(ls *streamInfo) *lsView {
+	if ls == nil {
+		return nil
+	}
+	return &lsView{SessionID: ls.sessionID, Sequence: strconv.FormatFloat(ls.seq, 'g', -1, 64), Final: ls.final, Contentless: ls.contentless}
 }
 
 // fmtNum tells NaN, undefined and numbers apart in a comparable string.
@@ -50,7 +65,7 @@ func viewOfRecord(r *record) decodeView {
 		IDIsString: r.idIsString, HasText: r.hasText(), HasAttachments: r.hasAttachments, HasTS: r.hasTimestamp,
 		AttachmentsOther: r.attachmentsOther, IDKey: r.idKey(), CidKey: r.cidKey(), TextKind: r.textKind, Ts: fmtJSNum(r.ts()), Lts: fmtJSNum(r.lts()),
 		PostBack: r.postBack, MessageBackHidden: r.messageBackHidden, Entities: string(r.rawEntities()),
-		Livestream: r.ls, SeqID: string(r.dec.cd.seqID), StreamID: string(r.dec.cd.stream.StreamID),
+		Livestream: lsViewOf(r.ls), SeqID: string(r.dec.cd.seqID), StreamID: string(r.dec.cd.stream.StreamID),
 		StreamSequence: string(r.dec.cd.stream.StreamSequence), EntityPartOf: string(r.dec.cd.entityPartOf),
 		EntityPosition: string(r.dec.cd.entityPosition), ChannelDataRaw: string(r.dec.cd.raw), StreamType: r.dec.cd.stream.StreamType != nil}
 	if r.hasTimestamp {
@@ -170,7 +185,8 @@ func referenceView(raw []byte, userID string) (decodeView, bool) {
 	a.Type, a.ID = v.Typ, v.ID
 	// The livestream schemas also want a string id, a string text and array attachments.
 	if ls, ok := a.Livestream(); ok && v.IDIsString && v.TextKind != textOther && !v.AttachmentsOther {
-		v.Livestream = &ls
+		v.Livestream = &lsView{SessionID: ls.SessionID, Sequence: strconv.FormatFloat(ls.Sequence, 'g', -1, 64),
+			Final: ls.Kind == activity.LivestreamFinal, Contentless: ls.Kind == activity.LivestreamContentless}
 	}
 	if gid, pos, ok := a.PartGrouping(); ok {
 		v.Grouped, v.PartOf = true, gid

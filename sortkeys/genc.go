@@ -412,13 +412,13 @@ func (g *genC) upsert(r *record) {
 	// key is the session's id for a session entry (a part's sid).
 	key := ""
 	isLS := r.ls != nil
-	var ls activity.Livestream
+	var ls streamInfo
 	if isLS {
 		ls = *r.ls
 	}
 	var s *session
 	if isLS {
-		if s = g.session(ls.SessionID); s != nil && s.finalized {
+		if s = g.session(ls.sessionID); s != nil && s.finalized {
 			return // sealed: later activities for a concluded session are dropped
 		}
 		if s != nil && s.u != nil {
@@ -450,16 +450,16 @@ func (g *genC) upsert(r *record) {
 			s = g.newSession()
 			s.idx = len(g.sessionList)
 			g.sessionList = append(g.sessionList, s)
-			s.sid = g.sessionIDs.set(ls.SessionID, s.idx)
+			s.sid = g.sessionIDs.set(ls.sessionID, s.idx)
 			g.sidAt = append(g.sidAt, s.sid)
 		}
 		sid := s.sid
 		wasQuiet := !first && !s.live()
-		s.insert(sessionEntry{lid: r.lid, ts: r.ts(), seq: ls.Sequence})
+		s.insert(sessionEntry{lid: r.lid, ts: r.ts(), seq: ls.seq})
 		if wasQuiet {
 			g.sessionTurned(s, false)
 		}
-		s.finalized = ls.Kind == activity.LivestreamFinal
+		s.finalized = ls.final
 		if s.finalized || first {
 			s.ts = r.ts()
 		}

@@ -31,9 +31,9 @@ type record struct {
 	// ext holds the strings that are neither views of raw nor common values (see strRef and
 	// valueCode).
 	ext *recordStrings
-	// ls is the livestream metadata (activity.Livestream), read once; nil when the activity is
-	// not part of a livestream.
-	ls *activity.Livestream
+	// ls is what the replay keeps of the livestream metadata, read once; nil when the activity
+	// is not part of a livestream.
+	ls *streamInfo
 	// ab is what the gen-a/gen-b reducer reads (nil in gen-c).
 	ab *abInfo
 	// tsDate is +new Date(timestamp).
@@ -331,7 +331,7 @@ func (r *record) ui() (sid string, shown bool) {
 		r.uiDone = true
 	}
 	if r.ls != nil {
-		sid = r.ls.SessionID
+		sid = r.ls.sessionID
 	}
 	return sid, r.shown
 }
@@ -642,9 +642,7 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas, post bo
 			return nil, jsonscan.ErrSyntax
 		}
 		if ls, ok := a.LivestreamWith(cd.stream); ok && r.livestreamShape() {
-			r.ls = mem.livestreams.alloc()
-			*r.ls = ls
-			r.shareLivestream(cd)
+			r.keepLivestream(ls, cd, mem)
 		}
 	}
 	return r, nil
@@ -658,28 +656,29 @@ func (r *record) livestreamShape() bool {
 	return r.idIsString && r.textKind != textOther && !r.attachmentsOther
 }
 
-// shareLivestream points the livestream metadata's strings, which the reader copied, at the
-// equal strings the record already holds: the stream type's constant, the id or channelData's
-// streamId as views of raw. A record then keeps no string objects of its own alive.
-func (r *record) shareLivestream(cd *channelData) {
-	ls := r.ls
-	switch ls.StreamType {
-	case activity.StreamTypeStreaming:
-		ls.StreamType = activity.StreamTypeStreaming
-	case activity.StreamTypeInformative:
-		ls.StreamType = activity.StreamTypeInformative
-	case activity.StreamTypeFinal:
-		ls.StreamType = activity.StreamTypeFinal
+// streamInfo is what the replay reads of a revision's livestream metadata (activity.Livestream):
+// 32 bytes where the metadata takes 80.
+type streamInfo struct {
+	// sessionID is the metadata's SessionID: the id or channelData's streamId as a view of raw
+	// where it equals one of them, so that a record keeps no string object of its own alive.
+	sessionID string
+	// seq is Sequence (+Inf for a final revision).
+	seq float64
+	// final and contentless are the kinds the replay tells apart.
+	final, contentless bool
+}
+
+// keepLivestream sets r.ls from the metadata ls, which the reader read from r and cd.
+func (r *record) keepLivestream(ls activity.Livestream, cd *channelData, mem *decodeArenas) {
+	sid := ls.SessionID
+	if id := r.id(); sid == id {
+		sid = id
+	} else if s, ok := viewOf(cd.stream.StreamID); ok && s == sid {
+		sid = s
 	}
-	if id := r.id(); ls.SessionID == id {
-		ls.SessionID = id
-	}
-	if s, ok := viewOf(cd.stream.StreamID); ok && s == ls.StreamID {
-		ls.StreamID = s
-	}
-	if ls.SessionID == ls.StreamID {
-		ls.SessionID = ls.StreamID
-	}
+	r.ls = mem.livestreams.alloc()
+	*r.ls = streamInfo{sessionID: sid, seq: ls.Sequence,
+		final: ls.Kind == activity.LivestreamFinal, contentless: ls.Kind == activity.LivestreamContentless}
 }
 
 // The readers below enter from, channelData and the entities instead of skipping them and
@@ -1013,7 +1012,7 @@ func roleOf(fid []byte, userID string) string {
 // decodeArenas allocates what decodeRecord creates for each activity.
 type decodeArenas struct {
 	records     arena[record]
-	livestreams arena[activity.Livestream]
+	livestreams arena[streamInfo]
 	// Scratch storage behind a record's dec while its event is applied.
 	dec decoded
 	// cdUsed says cd may hold members of an earlier activity.

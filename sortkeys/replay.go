@@ -182,7 +182,7 @@ func (st *state) decode(raw json.RawMessage, index int, post bool) (*record, err
 		return nil, err
 	}
 	if st.c != nil && rec.ls != nil {
-		st.c.sessionIDs.prefetch(rec.ls.SessionID)
+		st.c.sessionIDs.prefetch(rec.ls.sessionID)
 	}
 	rec.arrival = int32(index)
 	rec.rev = st.nextRev()

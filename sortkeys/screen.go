@@ -196,7 +196,7 @@ func (w *keyWalk) bubbles(ui []*record) []Bubble {
 func visible(r *record) bool {
 	switch r.typ() {
 	case activity.TypeTyping:
-		if r.ls != nil && r.ls.Kind == activity.LivestreamContentless {
+		if r.ls != nil && r.ls.contentless {
 			return false
 		}
 		return hasContent(r)
