@@ -123,9 +123,9 @@ type genC struct {
 	sessionList []*session
 	groupIDs    idTable
 	groupList   []*grouping
-	// sidAt and gidAt keep the id of each session and grouping by index, deleted ones too:
-	// what a record's unitIdx names.
-	sidAt, gidAt []string
+	// gidAt keeps the id of each grouping by index, deleted ones too: what a record's unitIdx
+	// names.
+	gidAt []string
 	// ghosts keeps deleted revisions in the UI list: anchored after the local id that preceded
 	// them (anchor -1: the top).
 	ghosts map[int][]*record
@@ -160,7 +160,7 @@ func newGenC(list unitList) *genC {
 	return &genC{list: list, loudBefore: list.LoudBefore,
 		nLocals: 1, locals: [][]local{make([]local, localChunk)}, idMap: newIDTable(), cidMap: newIDTable(),
 		sessionIDs: newIDTable(), sessionList: make([]*session, 1), groupIDs: newIDTable(), groupList: make([]*grouping, 1),
-		sidAt: make([]string, 1), gidAt: make([]string, 1),
+		gidAt:    make([]string, 1),
 		ghosts:   map[int][]*record{},
 		partMemo: map[uint64]partResult{}, memoSeed: maphash.MakeSeed(), links: [][]link{make([]link, linkChunk)}, nLinks: 1}
 }
@@ -451,7 +451,6 @@ func (g *genC) upsert(r *record) {
 			s.idx = len(g.sessionList)
 			g.sessionList = append(g.sessionList, s)
 			s.sid = g.sessionIDs.set(ls.sessionID, s.idx)
-			g.sidAt = append(g.sidAt, s.sid)
 		}
 		sid := s.sid
 		wasQuiet := !first && !s.live()
@@ -465,7 +464,7 @@ func (g *genC) upsert(r *record) {
 		}
 		g.addLink(r.lid, lc, s.idx, false)
 		kind, ts, key = unitSession, s.ts, sid
-		r.unitPrefix, r.unitIdx = unitLivestream, int32(s.idx)
+		r.unitPrefix = unitLivestream
 	}
 	if gid, pos, ok := g.partGrouping(r); ok {
 		gr = g.grouping(gid)
@@ -1151,11 +1150,12 @@ func (g *genC) lastEntry(s *session, bound entryKey) (*record, entryKey, bool) {
 	return g.act(int(e.lid)), e.key(), true
 }
 
-// unitID is the id of the session or grouping a record's unitIdx names.
+// unitID is the id of a record's session (its livestream metadata's) or of the grouping its
+// unitIdx names.
 func (g *genC) unitID(r *record) string {
 	switch r.unitPrefix {
 	case unitLivestream:
-		return g.sidAt[r.unitIdx]
+		return r.ls.sessionID
 	case unitHowTo:
 		return g.gidAt[r.unitIdx]
 	}

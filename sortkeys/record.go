@@ -50,8 +50,8 @@ type record struct {
 	arrival int32
 	rawLen  int32
 	// unitIdx with unitPrefix names the sorting unit (Item.Unit), which the engine spells out
-	// when the order is read (engine.unitID): gen-c's session or grouping index (gen-b's part
-	// grouping is abInfo.partOf).
+	// when the order is read (engine.unitID): gen-c's grouping index (a session's id is the
+	// livestream metadata's, gen-b's part grouping abInfo.partOf).
 	unitIdx int32
 	// id, clientActivityID (channelData) and replyToId, read through id(), cid() and
 	// replyToID(): they are views of raw, which hold no pointer for the garbage collector to
