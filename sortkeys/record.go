@@ -386,7 +386,6 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas, post bo
 	var fromID, text []byte
 	var fromRole string
 	hasFrom := false
-	cdSeen := 0
 	// entErr is set while the last entities member read is not an array.
 	var entErr error
 	// One forward pass: the members the model reads are read where they stand (from, channelData
@@ -457,7 +456,6 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas, post bo
 			case "channelData":
 				// Not an object: nothing is read from it.
 				*cd = channelData{}
-				cdSeen++
 			case "entities":
 				// Not an array: Web Chat fails on it, unless a later entities replaces it.
 				a.Entities, r.entStart, r.entEnd, entErr = a.Entities[:0], 0, 0, jsonscan.ErrSyntax
@@ -485,7 +483,7 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas, post bo
 				case "from":
 					hasFrom, fromID, fromRole = false, nil, ""
 				case "channelData":
-					*cd, cdSeen = channelData{}, 0
+					*cd = channelData{}
 				case "entities":
 					a.Entities, r.entStart, r.entEnd, entErr = a.Entities[:0], 0, 0, nil
 				case "type":
@@ -513,7 +511,8 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas, post bo
 			fromID, fromRole = nil, ""
 			end, hasFrom, err = scanFrom(t, i, &fromID, &fromRole)
 		case "channelData":
-			if cdSeen++; cdSeen > 1 {
+			if mem.cdUsed {
+				// A repeated channelData replaces the one read before, as in JSON.parse.
 				*cd = channelData{}
 			}
 			mem.cdUsed = true
@@ -1015,7 +1014,8 @@ type decodeArenas struct {
 	livestreams arena[streamInfo]
 	// Scratch storage behind a record's dec while its event is applied.
 	dec decoded
-	// cdUsed says cd may hold members of an earlier activity.
+	// cdUsed says cd may hold members of a channelData read before: an earlier activity's, or
+	// while decoding, an earlier member of the same activity.
 	cdUsed bool
 	// ents keeps the room act.Entities grew to across activities without entities.
 	ents []json.RawMessage
