@@ -111,11 +111,10 @@ type genC struct {
 	// stored, when not nil, is told of every activity entering or leaving state.activities.
 	stored func(r *record, add bool)
 	// locals holds, by local id (dense, from 1; see loc), the activityMap entry and where the
-	// local id sits. It grows by chunks: a million locals are not copied as they grow.
-	locals  [][]local
-	nLocals int
-	idMap   idTable // activityIdToLocalIdMap
-	cidMap  idTable // clientActivityIdToLocalIdMap
+	// local id sits.
+	locals numbered[local]
+	idMap  idTable // activityIdToLocalIdMap
+	cidMap idTable // clientActivityIdToLocalIdMap
 	// sessionIDs and groupIDs map the ids of the sessions and groupings to their index in
 	// sessionList and groupList (from 1; nil once deleted): id tables like idMap, whose probes
 	// read one slot, where a Go map reads a group's control word and then its slot.
@@ -131,11 +130,8 @@ type genC struct {
 	ghosts map[int][]*record
 	// topGhostEnd is local.ghostEnd for the top (anchor -1).
 	topGhostEnd int32
-	// links holds the links of every local id in chunks of linkChunk, which are never moved:
-	// one slice grown by doubling allocated twice what it kept and copied it at each doubling.
-	// Index 0 is unused: it ends a chain.
-	links  [][]link
-	nLinks int32
+	// links holds the links of every local id (index 0 ends a chain).
+	links numbered[link]
 	// manyLinks holds every link of the local ids linked to more than linkScan sessions and
 	// groupings (one id re-delivered into a new grouping each time), so that isLinked does not
 	// walk their long chains.
@@ -158,11 +154,11 @@ type genC struct {
 
 func newGenC(list unitList) *genC {
 	return &genC{list: list, loudBefore: list.LoudBefore,
-		nLocals: 1, locals: [][]local{make([]local, localChunk)}, idMap: newIDTable(), cidMap: newIDTable(),
+		locals: newNumbered[local](), idMap: newIDTable(), cidMap: newIDTable(),
 		sessionIDs: newIDTable(), sessionList: make([]*session, 1), groupIDs: newIDTable(), groupList: make([]*grouping, 1),
 		gidAt:    make([]string, 1),
 		ghosts:   map[int][]*record{},
-		partMemo: map[uint64]partResult{}, memoSeed: maphash.MakeSeed(), links: [][]link{make([]link, linkChunk)}, nLinks: 1}
+		partMemo: map[uint64]partResult{}, memoSeed: maphash.MakeSeed(), links: newNumbered[link]()}
 }
 
 // local is what gen-c keeps per local id.
@@ -203,13 +199,8 @@ func newLink(idx int, group bool, next int32) link {
 func (l *link) idx() int32  { return int32(l.ref >> 1) }
 func (l *link) group() bool { return l.ref&1 != 0 }
 
-const linkChunk = 1024
-
 // linkAt is the link of index i.
-func (g *genC) linkAt(i int32) *link {
-	u := uint32(i) // unsigned: the chunk and the offset are a shift and a mask
-	return &g.links[u/linkChunk][u%linkChunk]
-}
+func (g *genC) linkAt(i int32) *link { return g.links.at(i) }
 
 // linkScan is the number of a local id's links that isLinked walks; beyond it, manyLinks holds
 // them all.
@@ -256,12 +247,9 @@ func (g *genC) addLink(lid int32, lc *local, idx int, group bool) {
 	if g.isLinked(lid, lc, idx, group) {
 		return
 	}
-	if g.nLinks%linkChunk == 0 {
-		g.links = append(g.links, make([]link, linkChunk))
-	}
-	*g.linkAt(g.nLinks) = newLink(idx, group, lc.links)
-	lc.links = g.nLinks
-	g.nLinks++
+	i := g.links.add()
+	*g.linkAt(i) = newLink(idx, group, lc.links)
+	lc.links = i
 	n := 0
 	for i := lc.links; i != 0 && n <= linkScan+1; i = g.linkAt(i).next {
 		n++
@@ -323,23 +311,12 @@ func (g *genC) unlink(lid int) {
 	lc.links = 0
 }
 
-const localChunk = 1024
-
 // loc is the entry of local id lid.
-func (g *genC) loc(lid int) *local {
-	l := uint(lid) // unsigned: the chunk and the offset are a shift and a mask
-	return &g.locals[l/localChunk][l%localChunk]
-}
+func (g *genC) loc(lid int) *local { return g.locals.at(int32(lid)) }
 
 // newLid returns a new local id for a record: there are at most as many as revisions, which
 // Replay.apply keeps within int32.
-func (g *genC) newLid() int32 {
-	if g.nLocals%localChunk == 0 {
-		g.locals = append(g.locals, make([]local, localChunk))
-	}
-	g.nLocals++
-	return int32(g.nLocals - 1)
-}
+func (g *genC) newLid() int32 { return g.locals.add() }
 
 // act is activityMap.get(lid).
 func (g *genC) act(lid int) *record { return g.loc(lid).rec }
@@ -1207,7 +1184,7 @@ func (g *genC) each(f func(*record) bool) {
 // place (conformance README "From order to screen" step 1).
 func (g *genC) uiList() []*record {
 	// Sized for every local id and a ghost per anchor: about the list's length.
-	out := make([]*record, 0, g.nLocals+len(g.ghosts))
+	out := make([]*record, 0, int(g.locals.n)+len(g.ghosts))
 	var done map[int]bool
 	var emitGhosts func(anchor int)
 	emitGhosts = func(anchor int) {
