@@ -8,21 +8,23 @@ import (
 )
 
 // benchLog returns the first n events of the benchmark log (the same seed, so smaller logs are
-// prefixes of larger ones). Only the last size asked for is kept: a replay's garbage collections
-// then scan its own log, as they would in a process replaying one log, and not a larger log
-// kept for later cases, whose size would decide how often they run.
-func benchLog(n int) []Event {
-	if benchLogs.n != n {
+// prefixes of larger ones); recent is recentLog's (0: the log of BenchmarkReplay). Only the last
+// log asked for is kept: a replay's garbage collections then scan its own log, as they would in
+// a process replaying one log, and not a larger log kept for later cases, whose size would
+// decide how often they run.
+func benchLog(n, recent int) []Event {
+	if benchLogs.n != n || benchLogs.recent != recent {
 		benchLogs.events = nil
 		runtime.GC()
-		benchLogs.n, benchLogs.events = n, randomLog(20251124, n, false)[:n]
+		benchLogs.n, benchLogs.recent = n, recent
+		benchLogs.events = recentLog(20251124, n, false, recent)[:n]
 	}
 	return benchLogs.events
 }
 
 var benchLogs struct {
-	n      int
-	events []Event
+	n, recent int
+	events    []Event
 }
 
 // height is the number of levels of the main list's B-tree: an insertion, removal or search
@@ -53,44 +55,58 @@ func height(r *Replay) float64 {
 // machine's cores does not inflate, and the page faults per event (faults/event): first touches
 // of memory the kernel hands the process, which BenchmarkFreshPages prices.
 func BenchmarkReplay(b *testing.B) {
-	for _, c := range []struct {
-		name string
-		n    int
-	}{{"10k", 10_000}, {"100k", 100_000}, {"1M", 1_000_000}} {
+	for _, c := range benchSizes {
 		for _, p := range []Profile{GenC, GenA} {
 			name := c.name
 			if p != GenC {
 				name += "/" + string(p)
 			}
-			b.Run(name, func(b *testing.B) {
-				events := benchLog(c.n)
-				b.ReportAllocs()
-				var r *Replay
-				cpu0, cpuOK := processCPU()
-				faults0, faultsOK := processFaults()
-				for b.Loop() {
-					r = New(Options{Profile: p, UserID: "u-user"})
-					for _, ev := range events {
-						if err := r.Apply(ev); err != nil {
-							b.Fatal(err)
-						}
-					}
-					if r.Len() == 0 {
-						b.Fatal("empty replay")
-					}
-				}
-				perEvent := float64(b.N) * float64(len(events))
-				if cpu1, ok := processCPU(); ok && cpuOK {
-					b.ReportMetric(float64(cpu1-cpu0)/perEvent, "cpu-ns/event")
-				}
-				if faults1, ok := processFaults(); ok && faultsOK {
-					b.ReportMetric(float64(faults1-faults0)/perEvent, "faults/event")
-				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/perEvent, "ns/event")
-				b.ReportMetric(height(r), "height")
-			})
+			b.Run(name, func(b *testing.B) { benchReplay(b, benchLog(c.n, 0), p) })
 		}
 	}
+}
+
+// BenchmarkReplayRecent is BenchmarkReplay's gen-c case on logs whose updates, livestream
+// revisions, HowTo parts and echoes refer to one of the last 1,000 candidates of their kind
+// (recentLog) instead of to any since the log began. The state those events touch then stays
+// about the same size however long the log, which shows what of BenchmarkReplay's growth per
+// event comes from touching a working set that grows with the log.
+func BenchmarkReplayRecent(b *testing.B) {
+	for _, c := range benchSizes {
+		b.Run(c.name, func(b *testing.B) { benchReplay(b, benchLog(c.n, 1000), GenC) })
+	}
+}
+
+var benchSizes = []struct {
+	name string
+	n    int
+}{{"10k", 10_000}, {"100k", 100_000}, {"1M", 1_000_000}}
+
+func benchReplay(b *testing.B, events []Event, p Profile) {
+	b.ReportAllocs()
+	var r *Replay
+	cpu0, cpuOK := processCPU()
+	faults0, faultsOK := processFaults()
+	for b.Loop() {
+		r = New(Options{Profile: p, UserID: "u-user"})
+		for _, ev := range events {
+			if err := r.Apply(ev); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if r.Len() == 0 {
+			b.Fatal("empty replay")
+		}
+	}
+	perEvent := float64(b.N) * float64(len(events))
+	if cpu1, ok := processCPU(); ok && cpuOK {
+		b.ReportMetric(float64(cpu1-cpu0)/perEvent, "cpu-ns/event")
+	}
+	if faults1, ok := processFaults(); ok && faultsOK {
+		b.ReportMetric(float64(faults1-faults0)/perEvent, "faults/event")
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/perEvent, "ns/event")
+	b.ReportMetric(height(r), "height")
 }
 
 // BenchmarkDecode reads the activities of the first 10k events of the replay log as Apply does,

@@ -11,7 +11,7 @@ import (
 // yardstickLog is the activities of the first 100k events of the replay log and their total size
 // in bytes, for the yardsticks below.
 func yardstickLog() (raws []json.RawMessage, size int) {
-	for _, ev := range benchLog(100_000) {
+	for _, ev := range benchLog(100_000, 0) {
 		if len(ev.Activity) > 0 {
 			raws = append(raws, ev.Activity)
 			size += len(ev.Activity)

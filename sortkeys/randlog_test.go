@@ -25,6 +25,13 @@ type logGen struct {
 	groups  []string
 	sends   []*genSend
 	events  []Event
+
+	// recent, when set, makes updates, livestream revisions, HowTo parts, echoes and a wild
+	// log's deletes of bot messages pick among the recent last candidates of their kind instead
+	// of among all of them, as a conversation whose bot revises what it said lately would;
+	// unset, the pick is uniform over the whole history, so the state an event touches spreads
+	// over the log as it grows.
+	recent int
 }
 
 type genSession struct {
@@ -45,6 +52,14 @@ var genEpoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func newLogGen(seed uint64, wild bool) *logGen {
 	return &logGen{rng: rand.New(rand.NewPCG(seed, seed^0x5DEECE66D)), wild: wild}
+}
+
+// pick chooses one of n candidates, oldest first (see recent).
+func (g *logGen) pick(n int) int {
+	if g.recent > 0 && n > g.recent {
+		return n - g.recent + g.rng.IntN(g.recent)
+	}
+	return g.rng.IntN(n)
 }
 
 func (g *logGen) id(prefix string) string {
@@ -146,14 +161,14 @@ func (g *logGen) step() {
 		g.bots = append(g.bots, id)
 		g.emit(OpIncoming, g.bot("message", id, "hello "+id), "")
 	case n < 40 && len(g.bots) > 0: // update
-		id := g.bots[g.rng.IntN(len(g.bots))]
+		id := g.bots[g.pick(len(g.bots))]
 		g.emit(OpIncoming, g.bot("message", id, "updated "+id), "")
 	case n < 43:
 		g.emit(OpIncoming, g.bot([]string{"typing", "event", "conversationUpdate"}[g.rng.IntN(3)], g.id("t"), ""), "")
 	case n < 50: // new livestream, sometimes a HowTo part
 		s := &genSession{sid: g.id("s"), seq: 1}
 		if g.rng.IntN(3) == 0 && len(g.groups) > 0 {
-			s.group, s.pos = g.groups[g.rng.IntN(len(g.groups))], g.rng.IntN(4)
+			s.group, s.pos = g.groups[g.pick(len(g.groups))], g.rng.IntN(4)
 		}
 		g.open = append(g.open, s)
 		a := g.bot("typing", s.sid, "")
@@ -167,7 +182,7 @@ func (g *logGen) step() {
 		}
 		g.emit(OpIncoming, a, "")
 	case n < 68 && len(g.open) > 0: // livestream revision
-		i := g.rng.IntN(len(g.open))
+		i := g.pick(len(g.open))
 		s := g.open[i]
 		final := g.rng.IntN(4) == 0
 		typ := "typing"
@@ -212,7 +227,7 @@ func (g *logGen) step() {
 		id := g.id("p")
 		g.bots = append(g.bots, id)
 		a := g.bot("message", id, "step "+id)
-		partOf(a, g.groups[g.rng.IntN(len(g.groups))], g.rng.IntN(5))
+		partOf(a, g.groups[g.pick(len(g.groups))], g.rng.IntN(5))
 		g.emit(OpIncoming, a, "")
 	case n < 88: // send
 		cid := g.id("c")
@@ -242,7 +257,7 @@ func (g *logGen) step() {
 		raw, _ := json.Marshal(echo)
 		g.sends = append(g.sends, &genSend{cid: cid, echo: raw})
 	case n < 96 && len(g.sends) > 0: // echo and/or acknowledgement
-		i := g.rng.IntN(len(g.sends))
+		i := g.pick(len(g.sends))
 		s := g.sends[i]
 		if !s.echoed && g.rng.IntN(3) == 0 {
 			s.echoed = true
@@ -260,7 +275,7 @@ func (g *logGen) step() {
 		g.emit(OpIncoming, a, "")
 	default:
 		if g.wild && len(g.bots) > 0 {
-			g.events = append(g.events, Event{Op: OpDelete, ActivityID: g.bots[g.rng.IntN(len(g.bots))]})
+			g.events = append(g.events, Event{Op: OpDelete, ActivityID: g.bots[g.pick(len(g.bots))]})
 			return
 		}
 		id := g.id("a")
@@ -279,8 +294,13 @@ func deleteLog(seed uint64, n int) []Event {
 }
 
 // randomLog returns a log of at least n events.
-func randomLog(seed uint64, n int, wild bool) []Event {
+func randomLog(seed uint64, n int, wild bool) []Event { return recentLog(seed, n, wild, 0) }
+
+// recentLog is randomLog whose references to earlier activities pick among the recent last
+// candidates (logGen.recent; 0: among all).
+func recentLog(seed uint64, n int, wild bool, recent int) []Event {
 	g := newLogGen(seed, wild)
+	g.recent = recent
 	for len(g.events) < n {
 		g.step()
 	}
