@@ -52,8 +52,11 @@ func height(r *Replay) float64 {
 // order once. The 10k and 100k logs are prefixes of the 1M log, generated before the timer
 // starts (one size at a time); decoding the activities is part of the replay. Besides wall time
 // it reports the process's CPU time per event (cpu-ns/event), which waiting for a shared
-// machine's cores does not inflate, and the page faults per event (faults/event): first touches
-// of memory the kernel hands the process, which BenchmarkFreshPages prices.
+// machine's cores does not inflate, the page faults per event (faults/event): first touches
+// of memory the kernel hands the process, which BenchmarkFreshPages prices, and the garbage
+// collection cycles that ended during a replay (gcs/op): the log is live throughout, so a replay
+// that allocates about as much as the log holds gets one, which marks the log and the replay's
+// state while the replay waits or pays write barriers.
 func BenchmarkReplay(b *testing.B) {
 	for _, c := range benchSizes {
 		for _, p := range []Profile{GenC, GenA} {
@@ -85,6 +88,9 @@ var benchSizes = []struct {
 func benchReplay(b *testing.B, events []Event, p Profile) {
 	b.ReportAllocs()
 	var r *Replay
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	gc0 := ms.NumGC
 	cpu0, cpuOK := processCPU()
 	faults0, faultsOK := processFaults()
 	for b.Loop() {
@@ -105,6 +111,8 @@ func benchReplay(b *testing.B, events []Event, p Profile) {
 	if faults1, ok := processFaults(); ok && faultsOK {
 		b.ReportMetric(float64(faults1-faults0)/perEvent, "faults/event")
 	}
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.NumGC-gc0)/float64(b.N), "gcs/op")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/perEvent, "ns/event")
 	b.ReportMetric(height(r), "height")
 }
