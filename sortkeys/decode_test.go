@@ -268,6 +268,10 @@ var decodeSeeds = []string{
 	`{"channelData":{"webchat:sequence-id":1e999,"messageBack":1,"webchat:entity-position":"2","webchat:entity-part-of":"g"}}`,
 	`{"attachments":[{}],"from":[],"replyToId":"r"}`, "{\"id\":\"\xff\xfe\",\"text\":\"\xc3\"}",
 	`{"\u0074ype":"message","entities":[{"type":"stream\u0069nfo"}]}`,
+	// Interims without text: the Message entity's abstract alone makes one not contentless.
+	`{"type":"typing","id":"s","channelData":{"streamType":"streaming","streamSequence":1},"entities":[{"type":"https://schema.org/Message","@type":"Message","@id":"","abstract":"thinking"}]}`,
+	`{"type":"typing","id":"s","channelData":{"streamType":"informative","streamSequence":2},"entities":[{"type":"https://schema.org/Message","@type":"Message","@id":""}]}`,
+	`{"type":"typing","id":"s","channelData":{"streamType":"streaming","streamSequence":3},"entities":[{"type":"https://schema.org/Message","@type":"Message","@id":"","\u0061bstract":"x"}]}`,
 }
 
 func FuzzDecodeRecord(f *testing.F) {

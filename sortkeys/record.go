@@ -640,7 +640,16 @@ func decodeRecord(raw json.RawMessage, userID string, mem *decodeArenas, post bo
 			// streamType was met in a channelData that is not an object.
 			return nil, jsonscan.ErrSyntax
 		}
-		if ls, ok := a.LivestreamWith(cd.stream); ok && r.livestreamShape() {
+		// The reader looks into the entities for a streaminfo entity and, for an interim without
+		// text or attachments, for the Message entity's abstract. Where the scan found neither
+		// mentioned, it cannot find them: it gets no entities to parse.
+		ents := a.Entities
+		if !r.mayStreamInfo && !r.mayAbstract {
+			a.Entities = nil
+		}
+		ls, ok := a.LivestreamWith(cd.stream)
+		a.Entities = ents
+		if ok && r.livestreamShape() {
 			r.keepLivestream(ls, cd, mem)
 		}
 	}
