@@ -85,28 +85,7 @@ func decodeRecordByMembers(raw json.RawMessage, userID string, mem *decodeArenas
 				}
 			}) == nil
 		case "channelData":
-			if jsonscan.Members(v, func(k []byte, cv []byte) {
-				switch string(k) {
-				case "webchat:sequence-id":
-					cd.seqID = cv
-				case "clientActivityID":
-					cd.cid = cv
-				case "streamType":
-					cd.stream.StreamType = cv
-				case "streamId":
-					cd.stream.StreamID = cv
-				case "streamSequence":
-					cd.stream.StreamSequence = cv
-				case "webchat:entity-position":
-					cd.entityPosition = cv
-				case "webchat:entity-part-of":
-					cd.entityPartOf = cv
-				case "postBack":
-					cd.postBack = cv
-				case "messageBack":
-					cd.messageBack = cv
-				}
-			}) == nil {
+			if jsonscan.Members(v, cd.set) == nil {
 				cd.raw = v
 			}
 		case "entities":
