@@ -145,6 +145,36 @@ func BenchmarkDecode(b *testing.B) {
 	}
 }
 
+// BenchmarkCollectorCycle times full garbage collections (runtime.GC, ns/op) with the 1M
+// benchmark log live: alone (log), and with a finished gen-c replay of it (log+replay). The
+// difference is what marking the replay's state adds to a cycle, and so the most that a replay
+// state holding no pointers could save on each cycle that runs during a replay.
+func BenchmarkCollectorCycle(b *testing.B) {
+	events := benchLog(1_000_000, 0)
+	for _, replay := range []bool{false, true} {
+		name := "log"
+		if replay {
+			name = "log+replay"
+		}
+		b.Run(name, func(b *testing.B) {
+			var r *Replay
+			if replay {
+				r = New(Options{Profile: GenC, UserID: "u-user"})
+				for _, ev := range events {
+					if err := r.Apply(ev); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			runtime.GC()
+			for b.Loop() {
+				runtime.GC()
+			}
+			runtime.KeepAlive(r)
+		})
+	}
+}
+
 // BenchmarkReplayDeletes replays wild logs where one event in five deletes an id delivered
 // before (deleteLog), with gen-c, whose deletes keep a ghost of each deleted revision in place
 // on the screen. A delete must cost about what an insertion does: ns/event stays roughly level
