@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
+	"time"
 )
 
 // benchLog returns the first n events of the benchmark log (the same seed, so smaller logs are
@@ -115,6 +117,111 @@ func benchReplay(b *testing.B, events []Event, p Profile) {
 	b.ReportMetric(float64(ms.NumGC-gc0)/float64(b.N), "gcs/op")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/perEvent, "ns/event")
 	b.ReportMetric(height(r), "height")
+}
+
+// BenchmarkReplayKinds replays BenchmarkReplay's gen-c logs timing each event on its own, and
+// reports the mean per event of each kind (ns/<kind>, clock reads included): which events a
+// replay's time goes to, and which of them grow dearer as the log, and so the state their
+// references land in, grows. A log of events of the cheapest kind alone would be about as fast
+// as its figure says. The log's count and share of the time of each kind are logged.
+func BenchmarkReplayKinds(b *testing.B) {
+	for _, c := range benchSizes {
+		b.Run(c.name, func(b *testing.B) {
+			events := benchLog(c.n, 0)
+			kinds := eventKinds(b, events)
+			var spent [len(kindNames)]time.Duration
+			var count [len(kindNames)]int
+			for b.Loop() {
+				r := New(Options{UserID: "u-user"})
+				for i, ev := range events {
+					t0 := time.Now()
+					if err := r.Apply(ev); err != nil {
+						b.Fatal(err)
+					}
+					spent[kinds[i]] += time.Since(t0)
+					count[kinds[i]]++
+				}
+			}
+			var total time.Duration
+			for _, d := range spent {
+				total += d
+			}
+			var shares []string
+			for k, name := range kindNames {
+				if count[k] == 0 {
+					continue
+				}
+				b.ReportMetric(float64(spent[k].Nanoseconds())/float64(count[k]), "ns/"+name)
+				shares = append(shares, fmt.Sprintf("%s %d (%.1f%%)", name, count[k]/b.N, 100*float64(spent[k])/float64(total)))
+			}
+			b.Logf("events of each kind per replay (share of the time): %s", strings.Join(shares, ", "))
+		})
+	}
+}
+
+// kindNames name the kinds of event that eventKinds tells apart.
+var kindNames = [...]string{"message", "update", "other", "part", "stream-start", "stream-start-part",
+	"stream-rev", "stream-rev-part", "echo", "restored", "post", "fulfilled"}
+
+// eventKinds gives the kind of each event, an index into kindNames, from its op and activity:
+// a bot's new message or its update (an id delivered before), another type, a HowTo part, the
+// first revision of a livestream or a later one (in a grouping, -part), a user's activity
+// delivered with a role (an echo) or without (restored from history), a post and its fulfilment.
+func eventKinds(tb testing.TB, events []Event) []int {
+	index := map[string]int{}
+	for i, name := range kindNames {
+		index[name] = i
+	}
+	seen := map[string]bool{}
+	out := make([]int, len(events))
+	for i, ev := range events {
+		var a struct {
+			ID, Type string
+			From     struct{ ID, Role string }
+			Entities []struct {
+				IsPartOf json.RawMessage `json:"isPartOf"`
+			}
+			ChannelData struct {
+				StreamID   string `json:"streamId"`
+				StreamType string `json:"streamType"`
+			}
+		}
+		kind := string(ev.Op)
+		if ev.Op == OpIncoming {
+			if err := json.Unmarshal(ev.Activity, &a); err != nil {
+				tb.Fatalf("event %d: %v", i, err)
+			}
+			part := len(a.Entities) > 0 && a.Entities[0].IsPartOf != nil
+			switch {
+			case a.ChannelData.StreamID != "":
+				kind = "stream-rev"
+			case a.ChannelData.StreamType != "":
+				kind = "stream-start"
+			case a.From.Role == "user":
+				kind = "echo"
+			case a.From.ID == "u-user":
+				kind = "restored"
+			case part:
+				kind = "part"
+			case seen[a.ID]:
+				kind = "update"
+			case a.Type != "message":
+				kind = "other"
+			default:
+				kind = "message"
+			}
+			if part && strings.HasPrefix(kind, "stream-") {
+				kind += "-part"
+			}
+			seen[a.ID] = true
+		}
+		k, ok := index[kind]
+		if !ok {
+			tb.Fatalf("event %d: no kind %q", i, kind)
+		}
+		out[i] = k
+	}
+	return out
 }
 
 // BenchmarkDecode reads the activities of the first 10k events of the replay log as Apply does,
