@@ -159,22 +159,41 @@ func BenchmarkReplayKinds(b *testing.B) {
 	}
 }
 
-// kindNames name the kinds of event that eventKinds tells apart.
+// The kinds of event that eventKinds tells apart, indices into kindNames.
+const (
+	kindMessage = iota
+	kindUpdate
+	kindOther
+	kindPart
+	kindStreamStart
+	kindStreamStartPart
+	kindStreamRev
+	kindStreamRevPart
+	kindEcho
+	kindRestored
+	kindPost
+	kindFulfilled
+)
+
 var kindNames = [...]string{"message", "update", "other", "part", "stream-start", "stream-start-part",
 	"stream-rev", "stream-rev-part", "echo", "restored", "post", "fulfilled"}
 
-// eventKinds gives the kind of each event, an index into kindNames, from its op and activity:
-// a bot's new message or its update (an id delivered before), another type, a HowTo part, the
-// first revision of a livestream or a later one (in a grouping, -part), a user's activity
-// delivered with a role (an echo) or without (restored from history), a post and its fulfilment.
+// eventKinds gives the kind of each event from its op and activity: a bot's new message or its
+// update (an id delivered before), another type, a HowTo part, the first revision of a livestream
+// or a later one (each also in a grouping), a user's activity delivered with a role (an echo) or
+// without (restored from history), a post and its fulfilment.
 func eventKinds(tb testing.TB, events []Event) []int {
-	index := map[string]int{}
-	for i, name := range kindNames {
-		index[name] = i
-	}
 	seen := map[string]bool{}
 	out := make([]int, len(events))
 	for i, ev := range events {
+		switch ev.Op {
+		case OpPost:
+			out[i] = kindPost
+			continue
+		case OpFulfilled:
+			out[i] = kindFulfilled
+			continue
+		}
 		var a struct {
 			ID, Type string
 			From     struct{ ID, Role string }
@@ -186,40 +205,34 @@ func eventKinds(tb testing.TB, events []Event) []int {
 				StreamType string `json:"streamType"`
 			}
 		}
-		kind := string(ev.Op)
-		if ev.Op == OpIncoming {
-			if err := json.Unmarshal(ev.Activity, &a); err != nil {
-				tb.Fatalf("event %d: %v", i, err)
-			}
-			part := len(a.Entities) > 0 && a.Entities[0].IsPartOf != nil
-			switch {
-			case a.ChannelData.StreamID != "":
-				kind = "stream-rev"
-			case a.ChannelData.StreamType != "":
-				kind = "stream-start"
-			case a.From.Role == "user":
-				kind = "echo"
-			case a.From.ID == "u-user":
-				kind = "restored"
-			case part:
-				kind = "part"
-			case seen[a.ID]:
-				kind = "update"
-			case a.Type != "message":
-				kind = "other"
-			default:
-				kind = "message"
-			}
-			if part && strings.HasPrefix(kind, "stream-") {
-				kind += "-part"
-			}
-			seen[a.ID] = true
+		if err := json.Unmarshal(ev.Activity, &a); err != nil {
+			tb.Fatalf("event %d: %v", i, err)
 		}
-		k, ok := index[kind]
-		if !ok {
-			tb.Fatalf("event %d: no kind %q", i, kind)
+		part := len(a.Entities) > 0 && a.Entities[0].IsPartOf != nil
+		// Each stream kind is followed by its kind in a grouping.
+		inGrouping := 0
+		if part {
+			inGrouping = 1
 		}
-		out[i] = k
+		switch {
+		case a.ChannelData.StreamID != "":
+			out[i] = kindStreamRev + inGrouping
+		case a.ChannelData.StreamType != "":
+			out[i] = kindStreamStart + inGrouping
+		case a.From.Role == "user":
+			out[i] = kindEcho
+		case a.From.ID == "u-user":
+			out[i] = kindRestored
+		case part:
+			out[i] = kindPart
+		case seen[a.ID]:
+			out[i] = kindUpdate
+		case a.Type != "message":
+			out[i] = kindOther
+		default:
+			out[i] = kindMessage
+		}
+		seen[a.ID] = true
 	}
 	return out
 }
